@@ -1,0 +1,88 @@
+#pragma once
+/// Errors thrown by dtr. Bad input at a public boundary throws a subclass of
+/// dtr::Error whose message names the place and the bad value; broken
+/// invariants throw dtr::InternalError (never abort), so a caller can report
+/// them and a test can catch them.
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace dtr {
+
+/// Base of every exception dtr throws.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A caller passed an argument that is not acceptable (unknown name, bad id).
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An internal invariant does not hold: a bug in dtr, not in the caller.
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Memory was needed and nothing evictable was left. The runtime stays
+/// consistent: every lock taken by the failed request has been released.
+class OutOfMemory : public Error {
+ public:
+  OutOfMemory(std::int64_t needed_bytes, std::int64_t evictable_bytes,
+              std::int64_t budget_bytes, std::int64_t used_bytes);
+  std::int64_t needed_bytes() const { return needed_bytes_; }
+  std::int64_t evictable_bytes() const { return evictable_bytes_; }
+  std::int64_t budget_bytes() const { return budget_bytes_; }
+  std::int64_t used_bytes() const { return used_bytes_; }
+
+ private:
+  std::int64_t needed_bytes_;
+  std::int64_t evictable_bytes_;
+  std::int64_t budget_bytes_;
+  std::int64_t used_bytes_;
+};
+
+/// Rematerialization compute exceeded the configured limit ("thrashing").
+class RematLimitExceeded : public Error {
+ public:
+  RematLimitExceeded(std::int64_t remat_compute_ns, std::int64_t limit_ns);
+  std::int64_t remat_compute_ns() const { return remat_compute_ns_; }
+  std::int64_t limit_ns() const { return limit_ns_; }
+
+ private:
+  std::int64_t remat_compute_ns_;
+  std::int64_t limit_ns_;
+};
+
+namespace detail {
+template <typename... Args>
+std::string concat(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+}  // namespace detail
+
+}  // namespace dtr
+
+/// Checks a condition on caller input; throws dtr::InvalidArgument.
+#define DTR_CHECK(cond, ...)                                          \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      throw ::dtr::InvalidArgument(::dtr::detail::concat(__VA_ARGS__)); \
+    }                                                                 \
+  } while (0)
+
+/// Checks an internal invariant; throws dtr::InternalError (never aborts).
+#define DTR_ASSERT(cond, ...)                                            \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
+      throw ::dtr::InternalError(::dtr::detail::concat(                  \
+          "internal error at " __FILE__ ":", __LINE__, ": " #cond " ", \
+          ##__VA_ARGS__));                                               \
+    }                                                                    \
+  } while (0)

@@ -1,0 +1,107 @@
+#pragma once
+/// The dependency graph DTR keeps: operators, the tensors they produce, and
+/// the storages (buffers) those tensors live in. A storage is the unit of
+/// eviction; an alias (a view) is a tensor that shares its input's storage.
+/// The graph only grows: evicted storages stay so they can be recomputed.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace dtr {
+
+using TensorId = std::uint32_t;
+using StorageId = std::uint32_t;
+using OpId = std::uint32_t;
+inline constexpr std::uint32_t kNoId = std::numeric_limits<std::uint32_t>::max();
+
+/// One operator call: reads `inputs`, produces `outputs` (all at once).
+struct Op {
+  std::string name;
+  std::int64_t cost_ns = 0;          ///< measured or modelled compute time
+  std::int64_t total_bytes = 0;      ///< sum of the non-alias output sizes
+  std::vector<TensorId> inputs;      ///< in argument order (may repeat)
+  std::vector<TensorId> outputs;     ///< in result order
+  bool constant = false;             ///< a nullary op nothing can recompute
+};
+
+/// One tensor (a value, or a view of another value's storage).
+struct Tensor {
+  OpId op = kNoId;
+  std::uint32_t index = 0;           ///< position among op's outputs
+  StorageId storage = kNoId;
+  std::int64_t bytes = 0;            ///< 0 for aliases
+  bool is_alias = false;
+  bool defined = false;              ///< storage resident and view rebuilt
+  std::uint32_t ext_refs = 0;        ///< handles the program holds
+  std::vector<OpId> consumers;       ///< ops that read this tensor
+};
+
+/// One buffer. Aliases share the root tensor's storage.
+struct Storage {
+  std::int64_t bytes = 0;
+  std::int64_t compute_ns = 0;       ///< cost of the unique ops of `tensors`
+  std::vector<TensorId> tensors;     ///< tensors[0] is the root
+  std::uint32_t locks = 0;           ///< internal: pending computations
+  std::uint32_t ext_refs = 0;        ///< sum of the tensors' ext_refs
+  std::int64_t last_access = 0;      ///< clock of the last use (staleness)
+  std::uint32_t pool_slot = kNoId;   ///< position in the eviction pool
+  bool material = false;             ///< buffer resident
+  bool pinned = false;               ///< permanently locked
+  bool constant = false;             ///< cannot be recomputed
+  bool banished = false;             ///< freed for good (banish policy)
+  bool banish_pending = false;       ///< waiting for evicted dependents
+};
+
+/// Owner of all graph records; ids index the vectors.
+class Graph {
+ public:
+  const Op& op(OpId id) const { return ops_[id]; }
+  const Tensor& tensor(TensorId id) const { return tensors_[id]; }
+  const Storage& storage(StorageId id) const { return storages_[id]; }
+  Op& op(OpId id) { return ops_[id]; }
+  Tensor& tensor(TensorId id) { return tensors_[id]; }
+  Storage& storage(StorageId id) { return storages_[id]; }
+  std::size_t op_count() const { return ops_.size(); }
+  std::size_t tensor_count() const { return tensors_.size(); }
+  std::size_t storage_count() const { return storages_.size(); }
+
+  OpId add_op(Op op) {
+    ops_.push_back(std::move(op));
+    return static_cast<OpId>(ops_.size() - 1);
+  }
+  TensorId add_tensor(Tensor t) {
+    tensors_.push_back(std::move(t));
+    return static_cast<TensorId>(tensors_.size() - 1);
+  }
+  StorageId add_storage(Storage s) {
+    storages_.push_back(std::move(s));
+    return static_cast<StorageId>(storages_.size() - 1);
+  }
+
+  /// Calls f(StorageId) for the storage of every input of every op that
+  /// produced a tensor of `s` (the parents; may repeat, may include s).
+  template <typename F>
+  void for_each_parent_storage(StorageId s, F&& f) const {
+    for (TensorId t : storages_[s].tensors) {
+      for (TensorId in : ops_[tensors_[t].op].inputs) f(tensors_[in].storage);
+    }
+  }
+  /// Calls f(StorageId) for the storage of every output of every op that
+  /// read a tensor of `s` (the children; may repeat, may include s).
+  template <typename F>
+  void for_each_child_storage(StorageId s, F&& f) const {
+    for (TensorId t : storages_[s].tensors) {
+      for (OpId c : tensors_[t].consumers) {
+        for (TensorId out : ops_[c].outputs) f(tensors_[out].storage);
+      }
+    }
+  }
+
+ private:
+  std::vector<Op> ops_;
+  std::vector<Tensor> tensors_;
+  std::vector<Storage> storages_;
+};
+
+}  // namespace dtr

@@ -1,0 +1,74 @@
+#include "dtr/core/heuristics/union_find_neighbourhood.h"
+
+#include <algorithm>
+
+namespace dtr {
+
+std::uint32_t DtrEqHeuristic::find_root(std::uint32_t node) {
+  std::uint32_t root = node;
+  while (parent_[root] != root) {
+    ++accesses_;
+    root = parent_[root];
+  }
+  while (parent_[node] != root) {  // path compression
+    std::uint32_t next = parent_[node];
+    parent_[node] = root;
+    node = next;
+  }
+  return root;
+}
+
+void DtrEqHeuristic::on_storage_created(const Graph& g, StorageId s) {
+  if (node_of_.size() <= s) node_of_.resize(s + 1, kNoId);
+}
+
+void DtrEqHeuristic::neighbour_roots(const Graph& g, StorageId s) {
+  roots_.clear();
+  auto visit = [&](StorageId n) {
+    ++accesses_;
+    if (n == s || node_of_[n] == kNoId) return;
+    const Storage& ns = g.storage(n);
+    if (ns.material || ns.banished) return;
+    roots_.push_back(find_root(node_of_[n]));
+  };
+  g.for_each_parent_storage(s, visit);
+  g.for_each_child_storage(s, visit);
+  std::sort(roots_.begin(), roots_.end());
+  roots_.erase(std::unique(roots_.begin(), roots_.end()), roots_.end());
+}
+
+void DtrEqHeuristic::on_evicted(const Graph& g, StorageId s) {
+  std::uint32_t node = static_cast<std::uint32_t>(parent_.size());
+  parent_.push_back(node);
+  value_.push_back(g.storage(s).compute_ns);
+  neighbour_roots(g, s);
+  node_of_[s] = node;
+  std::uint32_t root = node;
+  for (std::uint32_t r : roots_) {
+    // Link the neighbour's root under ours and sum (no union by rank, as in
+    // the reference; path compression keeps finds short).
+    parent_[r] = root;
+    value_[root] += value_[r];
+  }
+}
+
+void DtrEqHeuristic::on_materialized(const Graph& g,
+                                     std::span<const StorageId> storages) {
+  for (StorageId s : storages) {
+    std::uint32_t node = node_of_[s];
+    if (node == kNoId) continue;  // first computation: never evicted
+    value_[find_root(node)] -= g.storage(s).compute_ns;
+    node_of_[s] = kNoId;
+  }
+}
+
+double DtrEqHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
+  ++accesses_;
+  const Storage& st = g.storage(s);
+  std::int64_t compute = st.compute_ns;
+  neighbour_roots(g, s);
+  for (std::uint32_t r : roots_) compute += value_[r];
+  return cost_density(compute, st.bytes, now - st.last_access);
+}
+
+}  // namespace dtr

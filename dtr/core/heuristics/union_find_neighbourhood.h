@@ -1,0 +1,37 @@
+#pragma once
+/// h_DTR^eq: the evicted neighbourhood approximated by union-find classes of
+/// evicted storages (paper App. C.3; see DTR.md a.6).
+///
+/// Note [Union-find split approximation]
+/// Evicting S makes a fresh class node valued c0(S) and unions it with the
+/// classes of S's distinct evicted neighbours (both directions), summing the
+/// values. Rematerializing S only subtracts c0(S) from its class's value and
+/// detaches S; edges are never removed, so classes can keep "phantom"
+/// dependencies. A score reads the distinct roots of S's evicted neighbours.
+#include <vector>
+
+#include "dtr/core/heuristic.h"
+
+namespace dtr {
+
+class DtrEqHeuristic final : public Heuristic {
+ public:
+  std::string_view name() const override { return "dtr-eq"; }
+  double score(const Graph& g, StorageId s, std::int64_t now) override;
+  void on_storage_created(const Graph& g, StorageId s) override;
+  void on_evicted(const Graph& g, StorageId s) override;
+  void on_materialized(const Graph& g,
+                       std::span<const StorageId> storages) override;
+
+ private:
+  std::uint32_t find_root(std::uint32_t node);
+  /// Collects the distinct class roots of s's evicted neighbours.
+  void neighbour_roots(const Graph& g, StorageId s);
+
+  std::vector<std::uint32_t> parent_;      // per class node
+  std::vector<std::int64_t> value_;        // meaningful at roots
+  std::vector<std::uint32_t> node_of_;     // per storage; kNoId if resident
+  std::vector<std::uint32_t> roots_;       // scratch
+};
+
+}  // namespace dtr

@@ -1,0 +1,568 @@
+#include "dtr/core/runtime.h"
+
+#include <algorithm>
+
+#include "dtr/core/error.h"
+
+namespace dtr {
+
+// Note [Materialization frames]
+// Materializing a tensor t follows the reference simulator step by step:
+// touch every parent (last access := now), lock the parents that are
+// defined, then for each parent that was undefined, materialize it and lock
+// it, in argument order; make room for t's op outputs; compute the op; unlock
+// the parents in argument order. The recursion lives in `frames_`: a frame's
+// parents sit in `arena_[begin, end)`, and `arena_[begin, cursor)` are the
+// ones this frame has locked, so an exception can unlock exactly those.
+struct Runtime::Frame {
+  TensorId tensor;
+  bool remat;
+  bool waiting;  // arena_[cursor] is being materialized by the frame above
+  std::uint32_t begin, cursor, end;
+};
+
+namespace {
+// Rematerializing is never re-entrant; this resets the flag on every exit.
+struct BusyGuard {
+  explicit BusyGuard(bool& flag) : flag_(flag) {
+    DTR_CHECK(!flag_, "[runtime] re-entrant call while an op is replayed");
+    flag_ = true;
+  }
+  ~BusyGuard() { flag_ = false; }
+  bool& flag_;
+};
+}  // namespace
+
+Runtime::Runtime(RuntimeOptions options, std::unique_ptr<Heuristic> heuristic,
+                 Executor* executor)
+    : options_(options),
+      heuristic_(std::move(heuristic)),
+      executor_(executor),
+      rng_(options.seed) {
+  DTR_CHECK(heuristic_ != nullptr, "[runtime] a heuristic is required");
+  DTR_CHECK(options_.budget_bytes >= 0, "[runtime] negative budget ",
+            options_.budget_bytes);
+}
+
+Runtime::~Runtime() = default;
+
+void Runtime::check_tensor(TensorId t, const char* what) const {
+  DTR_CHECK(t < graph_.tensor_count(), "[runtime] ", what,
+            ": unknown tensor id ", t, " (", graph_.tensor_count(),
+            " tensors)");
+}
+
+bool Runtime::is_defined(TensorId t) const {
+  check_tensor(t, "is_defined");
+  return graph_.tensor(t).defined;
+}
+
+std::int64_t Runtime::evictable_bytes() const {
+  std::int64_t total = 0;
+  for (StorageId s : pool_.slots()) {
+    if (s != kNoId) total += graph_.storage(s).bytes;
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------------------
+// Locks and eviction
+
+void Runtime::lock(StorageId s) {
+  Storage& st = graph_.storage(s);
+  DTR_ASSERT(st.material, "lock of evicted storage ", s);
+  if (st.locks++ == 0) pool_.erase(graph_, s);
+}
+
+void Runtime::unlock(StorageId s) {
+  Storage& st = graph_.storage(s);
+  DTR_ASSERT(st.locks > 0, "unlock of unlocked storage ", s);
+  if (--st.locks == 0 && !st.pinned && st.material) pool_.insert(graph_, s);
+}
+
+void Runtime::evict(StorageId s, bool eager) {
+  Storage& st = graph_.storage(s);
+  DTR_ASSERT(st.material && st.locks == 0 && !st.pinned && !st.constant,
+             "evict of a storage that is not evictable: ", s);
+  st.material = false;
+  stats_.memory_bytes -= st.bytes;
+  pool_.erase(graph_, s);
+  for (TensorId t : st.tensors) graph_.tensor(t).defined = false;
+  if (executor_) executor_->release_storage(graph_, s);
+  heuristic_->on_evicted(graph_, s);
+  ++(eager ? stats_.eager_evictions : stats_.evictions);
+}
+
+void Runtime::free_for(std::int64_t bytes) {
+  if (stats_.memory_bytes + bytes <= options_.budget_bytes) return;
+  std::int64_t evictable_at_start = -1;
+  std::int64_t min_bytes = 0;
+  if (options_.ignore_small && graph_.storage_count() > 0) {
+    min_bytes = total_storage_bytes_ /
+                static_cast<std::int64_t>(graph_.storage_count()) / 100;
+  }
+  while (stats_.memory_bytes + bytes > options_.budget_bytes) {
+    if (pool_.empty()) {
+      if (evictable_at_start < 0) evictable_at_start = 0;
+      throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
+                        stats_.memory_bytes);
+    }
+    if (evictable_at_start < 0) evictable_at_start = evictable_bytes();
+    ++stats_.eviction_searches;
+    ChooseContext ctx{graph_, pool_, stats_.clock_ns, options_.sample_sqrt,
+                      min_bytes, rng_};
+    StorageId victim = heuristic_->choose(ctx);
+    DTR_ASSERT(victim != kNoId && pool_.contains(graph_, victim),
+               "heuristic ", heuristic_->name(), " chose no pool member");
+    evict(victim, /*eager=*/false);
+  }
+}
+
+void Runtime::make_room(std::int64_t bytes) {
+  DTR_CHECK(bytes >= 0, "[runtime] make_room: negative size ", bytes);
+  free_for(bytes);
+}
+
+// ---------------------------------------------------------------------------
+// Computing and rematerializing
+
+void Runtime::touch_inputs(const Op& op) {
+  for (TensorId p : op.inputs) {
+    graph_.storage(graph_.tensor(p).storage).last_access = stats_.clock_ns;
+  }
+}
+
+void Runtime::push_frame(TensorId t, bool remat) {
+  const Tensor& tensor = graph_.tensor(t);
+  const Storage& st = graph_.storage(tensor.storage);
+  const Op& op = graph_.op(tensor.op);
+  if (st.banished || (remat && op.constant)) {
+    throw InvalidArgument(detail::concat(
+        "[runtime] tensor ", t, " (op '", op.name,
+        "') is needed but was freed for good and cannot be recomputed"));
+  }
+  touch_inputs(op);
+  Frame f{t, remat, false, static_cast<std::uint32_t>(arena_.size()), 0, 0};
+  for (TensorId p : op.inputs) {
+    if (graph_.tensor(p).defined) {
+      lock(graph_.tensor(p).storage);
+      arena_.push_back(p);
+    }
+  }
+  f.cursor = static_cast<std::uint32_t>(arena_.size());
+  for (TensorId p : op.inputs) {
+    if (!graph_.tensor(p).defined) arena_.push_back(p);
+  }
+  f.end = static_cast<std::uint32_t>(arena_.size());
+  frames_.push_back(f);
+}
+
+void Runtime::finish_frame() {
+  Frame f = frames_.back();
+  const Tensor& tensor = graph_.tensor(f.tensor);
+  const Op& op = graph_.op(tensor.op);
+  free_for(op.total_bytes);
+  compute(f.tensor, f.remat);
+  frames_.pop_back();
+  arena_.resize(f.begin);
+  for (TensorId p : op.inputs) unlock(graph_.tensor(p).storage);
+  if (!op.constant) {
+    std::int64_t needed = op.total_bytes;
+    for (TensorId p : op.inputs) {
+      if (!graph_.op(graph_.tensor(p).op).constant) {
+        needed += graph_.tensor(p).bytes;
+      }
+    }
+    stats_.bottleneck_bytes = std::max(stats_.bottleneck_bytes, needed);
+  }
+  if (options_.remat_limit_ns >= 0 &&
+      stats_.remat_compute_ns > options_.remat_limit_ns) {
+    throw RematLimitExceeded(stats_.remat_compute_ns, options_.remat_limit_ns);
+  }
+}
+
+void Runtime::unwind_frames(std::size_t depth) {
+  while (frames_.size() > depth) {
+    const Frame& f = frames_.back();
+    for (std::uint32_t i = f.begin; i < f.cursor; ++i) {
+      unlock(graph_.tensor(arena_[i]).storage);
+    }
+    arena_.resize(f.begin);
+    frames_.pop_back();
+  }
+}
+
+void Runtime::run_frames(TensorId t, bool remat) {
+  const std::size_t depth = frames_.size();
+  try {
+    push_frame(t, remat);
+    while (frames_.size() > depth) {
+      Frame& f = frames_.back();
+      if (f.cursor < f.end) {
+        TensorId p = arena_[f.cursor];
+        if (f.waiting || graph_.tensor(p).defined) {
+          f.waiting = false;
+          lock(graph_.tensor(p).storage);
+          ++f.cursor;
+        } else {
+          f.waiting = true;
+          push_frame(p, /*remat=*/true);  // invalidates f
+        }
+        continue;
+      }
+      finish_frame();
+    }
+  } catch (...) {
+    unwind_frames(depth);
+    throw;
+  }
+}
+
+void Runtime::compute(TensorId t, bool remat) {
+  const OpId op_id = graph_.tensor(t).op;
+  const Op& op = graph_.op(op_id);
+  if (remat && executor_) executor_->replay(graph_, op_id);
+
+  // Outputs recomputed alongside t that were already defined are freed again
+  // at once (doubly computed); the undefined ones come back for free.
+  scratch_.clear();
+  std::int64_t duplicate_bytes = 0;
+  auto note_storage = [&](TensorId u) {
+    StorageId s = graph_.tensor(u).storage;
+    if (!graph_.storage(s).material &&
+        std::find(scratch_.begin(), scratch_.end(), s) == scratch_.end()) {
+      scratch_.push_back(s);
+    }
+  };
+  for (TensorId u : op.outputs) {
+    if (u == t) continue;
+    if (graph_.tensor(u).defined) duplicate_bytes += graph_.tensor(u).bytes;
+    note_storage(u);
+  }
+  note_storage(t);
+
+  stats_.clock_ns += op.cost_ns;
+  stats_.memory_bytes += op.total_bytes;
+  stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.memory_bytes);
+  if (remat) {
+    stats_.remat_compute_ns += op.cost_ns;
+    ++stats_.remat_ops;
+  } else {
+    stats_.model_compute_ns += op.cost_ns;
+  }
+  for (TensorId u : op.outputs) {
+    Tensor& ut = graph_.tensor(u);
+    ut.defined = true;
+    graph_.storage(ut.storage).material = true;
+  }
+  stats_.memory_bytes -= duplicate_bytes;
+
+  for (StorageId s : scratch_) {
+    if (graph_.storage(s).locks == 0 && !graph_.storage(s).pinned) {
+      pool_.insert(graph_, s);
+    }
+  }
+  heuristic_->on_materialized(graph_, scratch_);
+  if (options_.policy == DeallocPolicy::kBanish) {
+    // A parent waiting to be banished may now have no evicted dependents.
+    std::vector<StorageId> now_resident(scratch_);
+    for (StorageId s : now_resident) {
+      graph_.for_each_parent_storage(s, [&](StorageId p) {
+        if (p != s && graph_.storage(p).banish_pending) try_banish(p);
+      });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Recording calls
+
+std::vector<TensorId> Runtime::record_call(std::string name,
+                                           std::span<const TensorId> inputs,
+                                           std::span<const OutputSpec> outputs,
+                                           std::int64_t cost_ns,
+                                           bool constant) {
+  DTR_CHECK(cost_ns >= 0, "[runtime] op '", name, "': negative cost ",
+            cost_ns);
+  DTR_CHECK(!outputs.empty(), "[runtime] op '", name, "' has no outputs");
+  for (TensorId in : inputs) {
+    check_tensor(in, name.c_str());
+    DTR_CHECK(!graph_.storage(graph_.tensor(in).storage).banished,
+              "[runtime] op '", name, "': input tensor ", in,
+              " was freed for good");
+  }
+  Op op;
+  op.name = std::move(name);
+  op.cost_ns = cost_ns;
+  op.inputs.assign(inputs.begin(), inputs.end());
+  op.constant = constant;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const OutputSpec& o = outputs[i];
+    DTR_CHECK(o.alias_of >= -1 &&
+                  o.alias_of < static_cast<int>(inputs.size()),
+              "[runtime] op '", op.name, "': output ", i, " aliases input ",
+              o.alias_of, " but the op has ", inputs.size(), " inputs");
+    DTR_CHECK(o.alias_of >= 0 || o.bytes >= 0, "[runtime] op '", op.name,
+              "': output ", i, " has negative size ", o.bytes);
+    if (o.alias_of < 0) op.total_bytes += o.bytes;
+  }
+  const OpId op_id = graph_.add_op(std::move(op));
+  std::vector<TensorId> result;
+  result.reserve(outputs.size());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const OutputSpec& o = outputs[i];
+    Tensor t;
+    t.op = op_id;
+    t.index = static_cast<std::uint32_t>(i);
+    t.ext_refs = 1;
+    StorageId s;
+    if (o.alias_of >= 0) {
+      s = graph_.tensor(inputs[o.alias_of]).storage;
+      t.is_alias = true;
+    } else {
+      Storage st;
+      st.bytes = o.bytes;
+      st.constant = constant;
+      s = graph_.add_storage(std::move(st));
+      total_storage_bytes_ += o.bytes;
+      t.bytes = o.bytes;
+    }
+    t.storage = s;
+    TensorId id = graph_.add_tensor(std::move(t));
+    Storage& st = graph_.storage(s);
+    // cost(S) sums the distinct ops of S's tensors (aliasing ops included).
+    bool op_seen = !st.tensors.empty() &&
+                   graph_.tensor(st.tensors.back()).op == op_id;
+    st.tensors.push_back(id);
+    st.ext_refs += 1;
+    if (!op_seen) st.compute_ns += cost_ns;
+    if (o.alias_of < 0) heuristic_->on_storage_created(graph_, s);
+    result.push_back(id);
+  }
+  graph_.op(op_id).outputs = result;
+  for (TensorId in : inputs) graph_.tensor(in).consumers.push_back(op_id);
+  ++stats_.ops;
+  return result;
+}
+
+// A call that failed leaves no trace the program could see: its outputs
+// lose their references and their new storages are marked freed for good,
+// and the edges from its inputs are removed so no neighbourhood includes it.
+void Runtime::discard_call(OpId op_id) {
+  Op& op = graph_.op(op_id);
+  for (TensorId in : op.inputs) {
+    auto& consumers = graph_.tensor(in).consumers;
+    auto it = std::find(consumers.rbegin(), consumers.rend(), op_id);
+    if (it != consumers.rend()) consumers.erase(std::next(it).base());
+  }
+  for (TensorId out : op.outputs) {
+    Tensor& t = graph_.tensor(out);
+    Storage& st = graph_.storage(t.storage);
+    st.ext_refs -= t.ext_refs;
+    t.ext_refs = 0;
+    if (t.is_alias) {
+      auto& ts = st.tensors;
+      ts.erase(std::remove(ts.begin(), ts.end(), out), ts.end());
+    } else {
+      st.banished = true;
+    }
+  }
+  --stats_.ops;
+}
+
+std::vector<TensorId> Runtime::call(std::string name,
+                                    std::span<const TensorId> inputs,
+                                    std::span<const OutputSpec> outputs,
+                                    std::int64_t cost_ns) {
+  BusyGuard guard(busy_);
+  std::vector<TensorId> result =
+      record_call(std::move(name), inputs, outputs, cost_ns, false);
+  try {
+    run_frames(result.front(), /*remat=*/false);
+  } catch (...) {
+    discard_call(graph_.tensor(result.front()).op);
+    throw;
+  }
+  for (TensorId t : result) {
+    graph_.storage(graph_.tensor(t).storage).last_access = stats_.clock_ns;
+  }
+  return result;
+}
+
+TensorId Runtime::add_constant(std::int64_t bytes, std::string name) {
+  BusyGuard guard(busy_);
+  DTR_CHECK(bytes >= 0, "[runtime] constant '", name, "': negative size ",
+            bytes);
+  OutputSpec out{bytes, -1};
+  TensorId t = record_call(std::move(name), {}, {&out, 1}, 0, true)[0];
+  try {
+    run_frames(t, /*remat=*/false);
+  } catch (...) {
+    discard_call(graph_.tensor(t).op);
+    throw;
+  }
+  Storage& st = graph_.storage(graph_.tensor(t).storage);
+  st.last_access = stats_.clock_ns;
+  st.pinned = true;
+  pool_.erase(graph_, graph_.tensor(t).storage);
+  stats_.constant_bytes += bytes;
+  return t;
+}
+
+void Runtime::begin_call(std::span<const TensorId> inputs) {
+  BusyGuard guard(busy_);
+  for (TensorId in : inputs) check_tensor(in, "begin_call");
+  for (TensorId p : inputs) {
+    graph_.storage(graph_.tensor(p).storage).last_access = stats_.clock_ns;
+  }
+  std::size_t locked = 0;
+  try {
+    for (; locked < inputs.size(); ++locked) {
+      TensorId p = inputs[locked];
+      if (!graph_.tensor(p).defined) run_frames(p, /*remat=*/true);
+      lock(graph_.tensor(p).storage);
+    }
+  } catch (...) {
+    for (std::size_t i = 0; i < locked; ++i) {
+      unlock(graph_.tensor(inputs[i]).storage);
+    }
+    throw;
+  }
+}
+
+void Runtime::abort_call(std::span<const TensorId> inputs) {
+  for (TensorId p : inputs) unlock(graph_.tensor(p).storage);
+}
+
+std::vector<TensorId> Runtime::end_call(std::string name,
+                                        std::span<const TensorId> inputs,
+                                        std::span<const OutputSpec> outputs,
+                                        std::int64_t cost_ns) {
+  BusyGuard guard(busy_);
+  std::vector<TensorId> result;
+  try {
+    result = record_call(std::move(name), inputs, outputs, cost_ns, false);
+  } catch (...) {
+    abort_call(inputs);
+    throw;
+  }
+  compute(result.front(), /*remat=*/false);
+  for (TensorId t : result) {
+    graph_.storage(graph_.tensor(t).storage).last_access = stats_.clock_ns;
+  }
+  abort_call(inputs);  // releases the locks begin_call took
+  return result;
+}
+
+void Runtime::materialize(TensorId t) {
+  check_tensor(t, "materialize");
+  if (graph_.tensor(t).defined) return;
+  BusyGuard guard(busy_);
+  run_frames(t, /*remat=*/true);
+}
+
+void Runtime::pin(TensorId t) {
+  materialize(t);
+  StorageId s = graph_.tensor(t).storage;
+  Storage& st = graph_.storage(s);
+  if (st.pinned) return;
+  st.pinned = true;
+  pool_.erase(graph_, s);
+}
+
+void Runtime::retain(TensorId t) {
+  check_tensor(t, "retain");
+  Tensor& tensor = graph_.tensor(t);
+  DTR_CHECK(!graph_.storage(tensor.storage).banished, "[runtime] retain: tensor ",
+            t, " was freed for good");
+  tensor.ext_refs += 1;
+  graph_.storage(tensor.storage).ext_refs += 1;
+}
+
+void Runtime::release(TensorId t) {
+  check_tensor(t, "release");
+  Tensor& tensor = graph_.tensor(t);
+  DTR_CHECK(tensor.ext_refs > 0, "[runtime] release: tensor ", t,
+            " has no external reference left");
+  tensor.ext_refs -= 1;
+  StorageId s = tensor.storage;
+  Storage& st = graph_.storage(s);
+  st.ext_refs -= 1;
+  if (st.ext_refs != 0) return;
+  switch (options_.policy) {
+    case DeallocPolicy::kIgnore:
+      break;
+    case DeallocPolicy::kEager:
+      if (st.material && !st.pinned && !st.constant && st.locks == 0) {
+        evict(s, /*eager=*/true);
+      }
+      break;
+    case DeallocPolicy::kBanish:
+      try_banish(s);
+      break;
+  }
+}
+
+void Runtime::try_banish(StorageId s) {
+  Storage& st = graph_.storage(s);
+  if (st.banished || st.ext_refs != 0 || st.locks != 0) return;
+  bool evicted_dependent = false;
+  graph_.for_each_child_storage(s, [&](StorageId c) {
+    const Storage& cs = graph_.storage(c);
+    if (c != s && !cs.material && !cs.banished) evicted_dependent = true;
+  });
+  if (evicted_dependent) {
+    st.banish_pending = true;
+    return;
+  }
+  st.banish_pending = false;
+  if (st.material) {
+    st.material = false;
+    stats_.memory_bytes -= st.bytes;
+    pool_.erase(graph_, s);
+    if (executor_) executor_->release_storage(graph_, s);
+  }
+  for (TensorId t : st.tensors) graph_.tensor(t).defined = false;
+  st.banished = true;
+  ++stats_.banishments;
+  // Nothing can recompute the children any more: pin them.
+  graph_.for_each_child_storage(s, [&](StorageId c) {
+    Storage& cs = graph_.storage(c);
+    if (c != s && cs.material && !cs.pinned) {
+      cs.pinned = true;
+      pool_.erase(graph_, c);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+
+void Runtime::check_invariants() const {
+  std::int64_t resident = 0;
+  std::size_t in_pool = 0;
+  for (StorageId s = 0; s < graph_.storage_count(); ++s) {
+    const Storage& st = graph_.storage(s);
+    std::uint32_t refs = 0;
+    for (TensorId t : st.tensors) {
+      const Tensor& tensor = graph_.tensor(t);
+      refs += tensor.ext_refs;
+      DTR_ASSERT(tensor.storage == s, "tensor ", t, " not in its storage");
+      DTR_ASSERT(!tensor.defined || st.material, "tensor ", t,
+                 " defined on evicted storage ", s);
+    }
+    DTR_ASSERT(refs == st.ext_refs, "storage ", s, " ref count mismatch");
+    if (st.material) resident += st.bytes;
+    bool should_pool = st.material && st.locks == 0 && !st.pinned;
+    DTR_ASSERT(should_pool == pool_.contains(graph_, s), "storage ", s,
+               " pool membership is wrong");
+    if (pool_.contains(graph_, s)) ++in_pool;
+    DTR_ASSERT(!st.constant || st.material || st.banished, "constant ", s,
+               " was evicted");
+  }
+  DTR_ASSERT(in_pool == pool_.size(), "pool size mismatch");
+  DTR_ASSERT(resident == stats_.memory_bytes, "memory accounting: resident ",
+             resident, " != counted ", stats_.memory_bytes);
+  DTR_ASSERT(frames_.empty() && arena_.empty(), "frames left behind");
+}
+
+}  // namespace dtr

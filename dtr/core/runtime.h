@@ -1,0 +1,147 @@
+#pragma once
+/// The DTR runtime: records every operator call, keeps resident storages
+/// within a byte budget by evicting the lowest-scoring evictable storage
+/// before each allocation, and recomputes evicted values on demand.
+///
+///   dtr::Runtime rt({.budget_bytes = 1000}, dtr::make_heuristic("dtr"));
+///   TensorId w = rt.add_constant(100);
+///   auto y = rt.call("relu", {w}, {{.bytes = 400}}, /*cost_ns=*/10)[0];
+///   rt.release(y);   // eager policy: evicted at once, still recomputable
+///
+/// Rematerialization runs on an explicit work stack (no C++ recursion), so
+/// chains of millions of operators are fine. All methods are O(inputs +
+/// outputs) plus the eviction search; none is thread-safe.
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtr/core/dealloc_policy.h"
+#include "dtr/core/eviction_pool.h"
+#include "dtr/core/executor.h"
+#include "dtr/core/graph.h"
+#include "dtr/core/heuristic.h"
+#include "dtr/core/stats.h"
+
+namespace dtr {
+
+inline constexpr std::int64_t kUnlimitedBytes =
+    std::numeric_limits<std::int64_t>::max() / 4;
+
+struct RuntimeOptions {
+  std::int64_t budget_bytes = kUnlimitedBytes;
+  DeallocPolicy policy = DeallocPolicy::kEager;
+  /// Throw RematLimitExceeded once remat compute exceeds this; <0: no limit.
+  std::int64_t remat_limit_ns = -1;
+  /// Prototype optimization: examine ~sqrt(n) candidates per eviction.
+  bool sample_sqrt = false;
+  /// Prototype optimization: skip candidates under 1% of the mean size.
+  bool ignore_small = false;
+  std::uint64_t seed = 0;
+};
+
+/// One output of an operator call.
+struct OutputSpec {
+  std::int64_t bytes = 0;  ///< ignored (0) for aliases
+  int alias_of = -1;       ///< index into the call's inputs, or -1
+};
+
+class Runtime {
+ public:
+  /// `executor` (optional, not owned) replays ops and frees buffers for a
+  /// real framework; the simulator passes none.
+  Runtime(RuntimeOptions options, std::unique_ptr<Heuristic> heuristic,
+          Executor* executor = nullptr);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Adds a resident constant of `bytes` (weights, inputs): pinned, one
+  /// external reference. May evict to make room; throws OutOfMemory.
+  TensorId add_constant(std::int64_t bytes, std::string name = "constant");
+
+  /// Records and performs an operator call: makes its inputs resident
+  /// (recomputing evicted ones), evicts until the outputs fit, then charges
+  /// `cost_ns`. Each output starts with one external reference. Throws
+  /// OutOfMemory or RematLimitExceeded, after which nothing of this call
+  /// remains and the runtime can be used again.
+  std::vector<TensorId> call(std::string name,
+                             std::span<const TensorId> inputs,
+                             std::span<const OutputSpec> outputs,
+                             std::int64_t cost_ns);
+
+  /// Two-phase form for frameworks that learn output sizes only by running
+  /// the op: begin_call makes `inputs` resident and locks them; the caller
+  /// may make_room() for allocations it is about to do, runs the op, then
+  /// end_call records the outputs (or abort_call unlocks).
+  void begin_call(std::span<const TensorId> inputs);
+  std::vector<TensorId> end_call(std::string name,
+                                 std::span<const TensorId> inputs,
+                                 std::span<const OutputSpec> outputs,
+                                 std::int64_t cost_ns);
+  void abort_call(std::span<const TensorId> inputs);
+  /// Evicts until `bytes` more fit in the budget; throws OutOfMemory.
+  void make_room(std::int64_t bytes);
+
+  /// Makes `t` defined again (recomputing as needed).
+  void materialize(TensorId t);
+  /// Materializes `t` and makes its storage unevictable for good.
+  void pin(TensorId t);
+  /// Adds / drops one external reference (a program handle) to `t`.
+  void retain(TensorId t);
+  void release(TensorId t);
+
+  /// Changes the budget; takes effect at the next allocation.
+  void set_budget(std::int64_t budget_bytes) {
+    options_.budget_bytes = budget_bytes;
+  }
+  std::int64_t budget_bytes() const { return options_.budget_bytes; }
+  const RuntimeOptions& options() const { return options_; }
+  const Graph& graph() const { return graph_; }
+  const RuntimeStats& stats() const { return stats_; }
+  const Heuristic& heuristic() const { return *heuristic_; }
+  bool is_defined(TensorId t) const;
+  /// Bytes of resident storages in the eviction pool.
+  std::int64_t evictable_bytes() const;
+  /// Checks every bookkeeping invariant; throws InternalError on a breach.
+  /// O(graph size): for tests and debugging.
+  void check_invariants() const;
+
+ private:
+  struct Frame;
+  void check_tensor(TensorId t, const char* what) const;
+  void touch_inputs(const Op& op);
+  void run_frames(TensorId t, bool remat);
+  void push_frame(TensorId t, bool remat);
+  void finish_frame();
+  void unwind_frames(std::size_t depth);
+  void compute(TensorId t, bool remat);
+  void free_for(std::int64_t bytes);
+  void evict(StorageId s, bool eager);
+  void lock(StorageId s);
+  void unlock(StorageId s);
+  void try_banish(StorageId s);
+  void discard_call(OpId op);
+  std::vector<TensorId> record_call(std::string name,
+                                    std::span<const TensorId> inputs,
+                                    std::span<const OutputSpec> outputs,
+                                    std::int64_t cost_ns, bool constant);
+
+  RuntimeOptions options_;
+  std::unique_ptr<Heuristic> heuristic_;
+  Executor* executor_;
+  Graph graph_;
+  EvictionPool pool_;
+  RuntimeStats stats_;
+  std::mt19937_64 rng_;
+  std::vector<Frame> frames_;
+  std::vector<TensorId> arena_;        // parents of the frames, see Frame
+  std::vector<StorageId> scratch_;
+  std::int64_t total_storage_bytes_ = 0;  // for the mean size
+  bool busy_ = false;                   // guards against re-entry
+};
+
+}  // namespace dtr

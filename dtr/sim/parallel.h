@@ -1,0 +1,43 @@
+#pragma once
+/// Runs fn(i) for i in [0, n) on `threads` worker threads, handing out
+/// indices in order; the first exception is rethrown after all workers end.
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace dtr::sim {
+
+template <typename F>
+void parallel_for(std::size_t n, int threads, F&& fn) {
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next = n;  // stop handing out work
+      }
+    }
+  };
+  int count = std::max(1, threads);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < count; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+/// The number of worker threads to use by default (all cores).
+inline int default_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+}  // namespace dtr::sim

@@ -1,0 +1,137 @@
+#include "dtr/sim/simulator.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "dtr/core/error.h"
+#include "dtr/core/runtime.h"
+
+namespace dtr::sim {
+
+std::string_view to_string(SimStatus status) {
+  switch (status) {
+    case SimStatus::kOk: return "ok";
+    case SimStatus::kOom: return "oom";
+    case SimStatus::kThrash: return "thrash";
+  }
+  return "?";
+}
+
+std::int64_t budget_for_ratio(double ratio, std::int64_t peak_bytes) {
+  return static_cast<std::int64_t>(
+      std::floor(ratio * static_cast<double>(peak_bytes)));
+}
+
+namespace {
+
+// Replays every step of `program` on `rt`.
+void replay(const Program& program, Runtime& rt) {
+  std::vector<TensorId> tensor_of(program.value_count, kNoId);
+  std::vector<TensorId> inputs;
+  for (const Step& step : program.steps) {
+    switch (step.kind) {
+      case StepKind::kCompute: {
+        const ProgramOp& op = program.ops[step.index];
+        if (op.constant) {
+          tensor_of[op.first_output] = rt.add_constant(op.outputs[0].bytes);
+          break;
+        }
+        inputs.clear();
+        for (ValueId v : op.inputs) inputs.push_back(tensor_of[v]);
+        std::vector<TensorId> out =
+            rt.call(op.name, inputs, op.outputs, op.cost_ns);
+        for (std::size_t i = 0; i < out.size(); ++i) {
+          tensor_of[op.first_output + i] = out[i];
+        }
+        break;
+      }
+      case StepKind::kRetain: rt.retain(tensor_of[step.index]); break;
+      case StepKind::kRelease: rt.release(tensor_of[step.index]); break;
+      case StepKind::kPin: rt.pin(tensor_of[step.index]); break;
+    }
+  }
+}
+
+}  // namespace
+
+Baseline compute_baseline(const Program& program) {
+  // The reference measures the baseline with its banishing runtime, which
+  // also frees constants once the program drops them; banish with an
+  // unlimited budget frees every value at its last release, likewise.
+  RuntimeOptions options;
+  options.policy = DeallocPolicy::kBanish;
+  Runtime rt(options, make_heuristic("lru"));
+  replay(program, rt);
+  const RuntimeStats& s = rt.stats();
+  DTR_ASSERT(s.remat_compute_ns == 0, "the unbounded run rematerialized");
+  return Baseline{s.peak_bytes, s.model_compute_ns, s.constant_bytes,
+                  s.bottleneck_bytes};
+}
+
+SimResult simulate(const Program& program, const Baseline& baseline,
+                   const SimConfig& config) {
+  SimResult r;
+  r.heuristic = config.heuristic;
+  r.policy = config.policy;
+  r.baseline = baseline;
+  r.trace_ops = program.trace_ops();
+  if (config.budget_ratio) {
+    DTR_CHECK(*config.budget_ratio > 0 && std::isfinite(*config.budget_ratio),
+              "[sim] budget ratio must be positive, got ",
+              *config.budget_ratio);
+    r.budget_bytes = budget_for_ratio(*config.budget_ratio, baseline.peak_bytes);
+  } else {
+    DTR_CHECK(config.budget_bytes.has_value(),
+              "[sim] give a budget ratio or a budget in bytes");
+    DTR_CHECK(*config.budget_bytes >= 0, "[sim] negative budget ",
+              *config.budget_bytes);
+    r.budget_bytes = *config.budget_bytes;
+  }
+  r.budget_ratio = baseline.peak_bytes > 0
+                       ? double(r.budget_bytes) / double(baseline.peak_bytes)
+                       : 0.0;
+  DTR_CHECK(config.thrash_limit >= 1.0, "[sim] thrash limit must be >= 1, got ",
+            config.thrash_limit);
+
+  RuntimeOptions options;
+  options.budget_bytes = r.budget_bytes;
+  options.policy = config.policy;
+  options.sample_sqrt = config.sample_sqrt;
+  options.ignore_small = config.ignore_small;
+  options.seed = config.seed;
+  double limit = double(baseline.compute_ns) * (config.thrash_limit - 1.0);
+  options.remat_limit_ns = std::isfinite(limit)
+                               ? static_cast<std::int64_t>(std::floor(limit))
+                               : -1;
+  Runtime rt(options, make_heuristic(config.heuristic, config.seed));
+
+  auto start = std::chrono::steady_clock::now();
+  try {
+    replay(program, rt);
+  } catch (const OutOfMemory& e) {
+    r.status = SimStatus::kOom;
+    r.message = e.what();
+  } catch (const RematLimitExceeded& e) {
+    r.status = SimStatus::kThrash;
+    r.message = e.what();
+  }
+  r.sim_wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  const RuntimeStats& s = rt.stats();
+  r.model_compute_ns = s.model_compute_ns;
+  r.remat_compute_ns = s.remat_compute_ns;
+  r.overhead = s.model_compute_ns > 0
+                   ? double(s.model_compute_ns + s.remat_compute_ns) /
+                         double(s.model_compute_ns)
+                   : 1.0;
+  r.peak_bytes = s.peak_bytes;
+  r.evictions = s.evictions;
+  r.eager_evictions = s.eager_evictions;
+  r.banishments = s.banishments;
+  r.remats = s.remat_ops;
+  r.metadata_accesses = rt.heuristic().accesses();
+  return r;
+}
+
+}  // namespace dtr::sim

@@ -1,0 +1,70 @@
+#pragma once
+/// Replays a Program on the core runtime under a budget, with the paper's
+/// protocol (DTR.md d.2): an unbounded run gives the baseline peak (constants
+/// included) and compute; a run at ratio r gets floor(r * baseline peak)
+/// bytes; it ends `ok`, `oom` (nothing evictable) or `thrash` (remat compute
+/// exceeded (limit - 1) x baseline compute).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dtr/core/dealloc_policy.h"
+#include "dtr/sim/program.h"
+
+namespace dtr::sim {
+
+struct Baseline {
+  std::int64_t peak_bytes = 0;        ///< includes constants
+  std::int64_t compute_ns = 0;
+  std::int64_t constant_bytes = 0;
+  std::int64_t bottleneck_bytes = 0;  ///< largest single-op working set
+};
+
+struct SimConfig {
+  std::string heuristic = "dtr";
+  DeallocPolicy policy = DeallocPolicy::kEager;
+  /// Exactly one of the two budgets is used; the ratio wins if both are set.
+  std::optional<double> budget_ratio;
+  std::optional<std::int64_t> budget_bytes;
+  double thrash_limit = 2.0;          ///< overhead at which a run gives up
+  bool sample_sqrt = false;
+  bool ignore_small = false;
+  std::uint64_t seed = 0;
+};
+
+enum class SimStatus { kOk, kOom, kThrash };
+std::string_view to_string(SimStatus status);
+
+struct SimResult {
+  SimStatus status = SimStatus::kOk;
+  std::string heuristic;
+  DeallocPolicy policy = DeallocPolicy::kEager;
+  double budget_ratio = 0;            ///< budget / baseline peak
+  std::int64_t budget_bytes = 0;
+  Baseline baseline;
+  std::int64_t model_compute_ns = 0;
+  std::int64_t remat_compute_ns = 0;
+  double overhead = 0;                ///< (model + remat) / model
+  std::int64_t peak_bytes = 0;
+  std::uint64_t evictions = 0;        ///< chosen by the heuristic
+  std::uint64_t eager_evictions = 0;
+  std::uint64_t banishments = 0;
+  std::uint64_t remats = 0;           ///< operator replays
+  std::uint64_t metadata_accesses = 0;
+  std::int64_t sim_wall_ns = 0;
+  std::size_t trace_ops = 0;
+  std::string message;                ///< why a run failed
+};
+
+/// The unbounded run; throws dtr::Error if the program is inconsistent.
+Baseline compute_baseline(const Program& program);
+
+/// One budgeted run. Throws InvalidArgument for a bad configuration;
+/// running out of memory or thrashing are results, not exceptions.
+SimResult simulate(const Program& program, const Baseline& baseline,
+                   const SimConfig& config);
+
+/// floor(ratio * peak) computed as the reference does (in double).
+std::int64_t budget_for_ratio(double ratio, std::int64_t peak_bytes);
+
+}  // namespace dtr::sim
