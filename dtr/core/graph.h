@@ -51,6 +51,7 @@ struct Storage {
   bool constant = false;             ///< cannot be recomputed
   bool banished = false;             ///< freed for good (banish policy)
   bool banish_pending = false;       ///< waiting for evicted dependents
+  bool computed = false;             ///< has been resident at least once
 };
 
 /// Owner of all graph records; ids index the vectors.

@@ -43,7 +43,11 @@ class Heuristic {
 
   /// Hooks: a storage was added to the graph / evicted / made resident again.
   virtual void on_storage_created(const Graph& g, StorageId s) {}
+  /// An op was recorded (or discarded after a failure): edges changed.
+  virtual void on_op_recorded(const Graph& g, OpId op) {}
   virtual void on_evicted(const Graph& g, StorageId s) {}
+  /// A storage was freed for good (banish policy or a failed call).
+  virtual void on_banished(const Graph& g, StorageId s) {}
   virtual void on_materialized(const Graph& g,
                                std::span<const StorageId> storages) {}
 

@@ -254,6 +254,7 @@ void Runtime::compute(TensorId t, bool remat) {
     Tensor& ut = graph_.tensor(u);
     ut.defined = true;
     graph_.storage(ut.storage).material = true;
+    graph_.storage(ut.storage).computed = true;
   }
   stats_.memory_bytes -= duplicate_bytes;
 
@@ -341,6 +342,7 @@ std::vector<TensorId> Runtime::record_call(std::string name,
   }
   graph_.op(op_id).outputs = result;
   for (TensorId in : inputs) graph_.tensor(in).consumers.push_back(op_id);
+  heuristic_->on_op_recorded(graph_, op_id);
   ++stats_.ops;
   return result;
 }
@@ -365,8 +367,10 @@ void Runtime::discard_call(OpId op_id) {
       ts.erase(std::remove(ts.begin(), ts.end(), out), ts.end());
     } else {
       st.banished = true;
+      heuristic_->on_banished(graph_, t.storage);
     }
   }
+  heuristic_->on_op_recorded(graph_, op_id);
   --stats_.ops;
 }
 
@@ -524,6 +528,7 @@ void Runtime::try_banish(StorageId s) {
   }
   for (TensorId t : st.tensors) graph_.tensor(t).defined = false;
   st.banished = true;
+  heuristic_->on_banished(graph_, s);
   ++stats_.banishments;
   // Nothing can recompute the children any more: pin them.
   graph_.for_each_child_storage(s, [&](StorageId c) {

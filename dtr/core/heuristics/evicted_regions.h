@@ -1,16 +1,21 @@
 #pragma once
-/// Exact evicted neighbourhoods e*(S) (paper App. C.2), kept incrementally.
+/// Exact evicted neighbourhoods e*(S) (paper App. C.2), computed lazily.
 ///
-/// Note [Evicted regions]
-/// For every storage S we keep two regions: the evicted storages reachable
-/// from S through evicted storages going to children (`down`) and going to
-/// parents (`up`), each with the resident boundary (`frontier`) and the sum
-/// of interior costs. The two directions are never mixed, as in the paper.
-/// When S is evicted, every resident storage on the frontier of S's regions
-/// absorbs S's region of the same direction. When storages become resident
-/// again, their regions and those of their frontiers are rebuilt by a DFS
-/// through evicted storages. This is exact: every resident storage whose
-/// region contained a rematerialized storage lies on that storage's frontier.
+/// Note [Lazy evicted regions]
+/// e*(S) is the set of evicted storages reachable from S through evicted
+/// storages, going to children (`down`) or to parents (`up`); the two
+/// directions are never mixed. The reference simulator maintains both
+/// regions of every storage eagerly, on every eviction and every
+/// rematerialization, which dominates its running time even when no
+/// heuristic eviction ever happens. We compute a storage's regions only when
+/// the heuristic scores it, by a DFS through evicted storages, and cache the
+/// cost sums together with the sorted set of storages the DFS touched (the
+/// interior and the resident frontier). Every eviction, rematerialization or
+/// banishment appends the storage to an event log; a cache is still exact
+/// iff no event since it was computed touched one of its members, since a
+/// region can only change when an interior storage becomes resident or a
+/// frontier storage is evicted. New operators add edges, so they invalidate
+/// the caches of the storages they read and write.
 #include <vector>
 
 #include "dtr/core/heuristic.h"
@@ -19,73 +24,82 @@ namespace dtr {
 
 class EvictedRegions {
  public:
-  struct Region {
-    std::vector<StorageId> interior;  ///< sorted storage ids
-    std::vector<StorageId> frontier;  ///< sorted storage ids
-    std::int64_t compute_ns = 0;      ///< sum over the interior
-  };
+  /// `with_down`: also compute the children direction (MSPS needs only up).
+  explicit EvictedRegions(bool with_down) : with_down_(with_down) {}
 
   void on_storage_created(const Graph& g, StorageId s);
-  void on_evicted(const Graph& g, StorageId s);
-  void on_materialized(const Graph& g, std::span<const StorageId> storages);
+  void on_op_recorded(const Graph& g, OpId op);
+  void on_changed(StorageId s);  ///< evicted, rematerialized or banished
 
-  const Region& down(StorageId s) const { return down_[s]; }
-  const Region& up(StorageId s) const { return up_[s]; }
+  /// Sum of c0 over e*(s) in each direction (s resident).
+  std::int64_t down_compute(const Graph& g, StorageId s) {
+    return refresh(g, s).down_compute_ns;
+  }
+  std::int64_t up_compute(const Graph& g, StorageId s) {
+    return refresh(g, s).up_compute_ns;
+  }
   std::uint64_t accesses() const { return accesses_; }
 
  private:
-  void absorb(const Graph& g, Region& into, const Region& from,
-              StorageId evicted);
-  void rebuild(const Graph& g, StorageId base, bool upward);
+  struct Cache {
+    std::vector<StorageId> members;  ///< sorted: interior and frontier
+    std::int64_t down_compute_ns = 0;
+    std::int64_t up_compute_ns = 0;
+    std::size_t stamp = 0;           ///< events_.size() when computed
+    bool valid = false;
+  };
+  const Cache& refresh(const Graph& g, StorageId s);
+  void explore(const Graph& g, StorageId base, bool upward, Cache& c);
 
-  std::vector<Region> down_;
-  std::vector<Region> up_;
-  std::vector<std::uint32_t> mark_;  // DFS epoch per storage
-  std::uint32_t epoch_ = 0;
+  bool with_down_;
+  std::vector<Cache> cache_;
+  std::vector<StorageId> events_;
+  std::vector<std::uint32_t> interior_mark_, member_mark_;
+  std::uint32_t epoch_ = 0;           // member marks
+  std::uint32_t interior_epoch_ = 0;  // interior marks, per direction
   std::vector<StorageId> stack_;
-  std::vector<StorageId> scratch_;
   std::uint64_t accesses_ = 0;
 };
 
-/// h_DTR = [c0(S) + sum of c0 over e*(S)] / [m(S) * s(S)].
-class DtrExactHeuristic final : public Heuristic {
+/// Shared plumbing of the two heuristics that read evicted regions.
+class RegionHeuristic : public Heuristic {
  public:
-  std::string_view name() const override { return "dtr"; }
-  double score(const Graph& g, StorageId s, std::int64_t now) override;
+  explicit RegionHeuristic(bool with_down) : regions_(with_down) {}
   void on_storage_created(const Graph& g, StorageId s) override {
     regions_.on_storage_created(g, s);
   }
+  void on_op_recorded(const Graph& g, OpId op) override {
+    regions_.on_op_recorded(g, op);
+  }
   void on_evicted(const Graph& g, StorageId s) override {
-    regions_.on_evicted(g, s);
+    regions_.on_changed(s);
+  }
+  void on_banished(const Graph& g, StorageId s) override {
+    regions_.on_changed(s);
   }
   void on_materialized(const Graph& g,
                        std::span<const StorageId> storages) override {
-    regions_.on_materialized(g, storages);
+    for (StorageId s : storages) regions_.on_changed(s);
   }
-  const EvictedRegions& regions() const { return regions_; }
 
- private:
+ protected:
   EvictedRegions regions_;
 };
 
-/// h_MSPS (Capuchin) = [c0(S) + sum of c0 over evicted ancestors] / m(S).
-class MspsHeuristic final : public Heuristic {
+/// h_DTR = [c0(S) + sum of c0 over e*(S)] / [m(S) * s(S)].
+class DtrExactHeuristic final : public RegionHeuristic {
  public:
+  DtrExactHeuristic() : RegionHeuristic(/*with_down=*/true) {}
+  std::string_view name() const override { return "dtr"; }
+  double score(const Graph& g, StorageId s, std::int64_t now) override;
+};
+
+/// h_MSPS (Capuchin) = [c0(S) + sum of c0 over evicted ancestors] / m(S).
+class MspsHeuristic final : public RegionHeuristic {
+ public:
+  MspsHeuristic() : RegionHeuristic(/*with_down=*/false) {}
   std::string_view name() const override { return "msps"; }
   double score(const Graph& g, StorageId s, std::int64_t now) override;
-  void on_storage_created(const Graph& g, StorageId s) override {
-    regions_.on_storage_created(g, s);
-  }
-  void on_evicted(const Graph& g, StorageId s) override {
-    regions_.on_evicted(g, s);
-  }
-  void on_materialized(const Graph& g,
-                       std::span<const StorageId> storages) override {
-    regions_.on_materialized(g, storages);
-  }
-
- private:
-  EvictedRegions regions_;
 };
 
 }  // namespace dtr

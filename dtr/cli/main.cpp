@@ -1,0 +1,72 @@
+// dtr: Dynamic Tensor Rematerialization tools. See README.md.
+#include <iostream>
+
+#include "dtr/cli/commands.h"
+#include "dtr/core/error.h"
+#include "dtr/core/heuristic.h"
+
+#ifdef DTR_HAVE_TORCH
+#include "dtr/cli/train_command.h"
+#endif
+
+namespace dtr::cli {
+
+std::vector<double> parse_ratio_list(const std::string& text) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    try {
+      std::size_t used = 0;
+      double v = std::stod(item, &used);
+      if (used != item.size() || !(v > 0)) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw InvalidArgument("[--ratios] '" + item +
+                            "' is not a positive number");
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> parse_heuristic_list(const std::string& text) {
+  if (text == "all") return heuristic_names();
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    make_heuristic(out.back());  // throws on an unknown name
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace dtr::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "dtr: Dynamic Tensor Rematerialization - simulate training under a "
+      "memory budget, compare heuristics, train LibTorch models"};
+  app.require_subcommand(1);
+  dtr::cli::add_sim_command(app);
+  dtr::cli::add_sweep_command(app);
+  dtr::cli::add_fidelity_command(app);
+  dtr::cli::add_gen_command(app);
+#ifdef DTR_HAVE_TORCH
+  dtr::cli::add_train_command(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "dtr: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

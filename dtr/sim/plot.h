@@ -1,0 +1,25 @@
+#pragma once
+/// Overhead-versus-budget plots in the layout of the paper's Figure 2: one
+/// line per heuristic, x = budget ratio, y = compute overhead, the share of
+/// the baseline peak taken by constants shaded. Drawn by gnuplot (Debian's
+/// gnuplot-nox), which the sweep runs on a generated script.
+#include <string>
+#include <vector>
+
+#include "dtr/sim/simulator.h"
+
+namespace dtr::sim {
+
+struct PlotRequest {
+  std::string title;
+  std::string png_path;
+  double thrash_limit = 2.0;
+  std::vector<SimResult> results;  ///< any order; failed runs are not drawn
+};
+
+/// Writes PNG_PATH plus the .dat and .gp files beside it and runs gnuplot.
+/// Returns false (and fills `error`) if gnuplot is missing or fails; the
+/// data files are written either way.
+bool plot_overhead_curves(const PlotRequest& request, std::string* error);
+
+}  // namespace dtr::sim

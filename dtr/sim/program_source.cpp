@@ -1,0 +1,111 @@
+#include "dtr/sim/program_source.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "dtr/core/error.h"
+#include "dtr/sim/models/model_registry.h"
+#include "dtr/sim/trace_reader.h"
+#include "dtr/sim/trace_writer.h"
+
+namespace dtr::sim {
+
+namespace {
+
+constexpr std::string_view kModelPrefix = "model:";
+
+int parse_option(const std::string& spec, const std::string& key,
+                 const std::string& value) {
+  try {
+    std::size_t used = 0;
+    long v = std::stol(value, &used);
+    if (used == value.size() && v >= 0 && v <= (1L << 30)) {
+      return static_cast<int>(v);
+    }
+  } catch (const std::exception&) {
+  }
+  throw InvalidArgument("[" + spec + "] option " + key +
+                        " must be a non-negative integer, got '" + value + "'");
+}
+
+NamedProgram load_model(const std::string& spec) {
+  std::string rest = spec.substr(kModelPrefix.size());
+  std::string name = rest.substr(0, rest.find('?'));
+  ModelOptions options;
+  if (rest.find('?') != std::string::npos) {
+    std::istringstream query(rest.substr(rest.find('?') + 1));
+    std::string pair;
+    while (std::getline(query, pair, '&')) {
+      auto eq = pair.find('=');
+      if (eq == std::string::npos) {
+        throw InvalidArgument("[" + spec + "] expected key=value, got '" +
+                              pair + "'");
+      }
+      std::string key = pair.substr(0, eq), value = pair.substr(eq + 1);
+      int v = parse_option(spec, key, value);
+      if (key == "batch") {
+        options.batch = v;
+      } else if (key == "depth") {
+        options.depth = v;
+      } else if (key == "width") {
+        options.width = v;
+      } else if (key == "seed") {
+        options.seed = static_cast<std::uint64_t>(v);
+      } else {
+        throw InvalidArgument("[" + spec + "] unknown option '" + key +
+                              "' (known: batch, depth, width, seed)");
+      }
+    }
+  }
+  std::stringstream text;
+  TraceWriter writer(text);
+  build_model(name, options, writer);
+  return {rest, read_trace(text, spec)};
+}
+
+}  // namespace
+
+NamedProgram load_program(const std::string& spec) {
+  if (spec.rfind(kModelPrefix, 0) == 0) return load_model(spec);
+  return {std::filesystem::path(spec).stem().string(), read_trace_file(spec)};
+}
+
+std::vector<std::string> expand_program_specs(
+    const std::vector<std::string>& args) {
+  std::vector<std::string> specs;
+  if (args.empty()) {
+    for (const auto& m : model_names()) specs.push_back("model:" + m);
+    return specs;
+  }
+  for (const auto& a : args) {
+    if (std::filesystem::path(a).extension() != ".json") {
+      specs.push_back(a);
+      continue;
+    }
+    std::ifstream in(a);
+    if (!in) throw InvalidArgument("[" + a + "] cannot open the manifest");
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("models") ||
+        !j["models"].is_array()) {
+      throw InvalidArgument("[" + a +
+                            "] a manifest is a JSON object with a list "
+                            "\"models\" of {\"log\": FILE}");
+    }
+    auto dir = std::filesystem::path(a).parent_path();
+    for (const auto& m : j["models"]) {
+      if (!m.is_object() || !m.contains("log") || !m["log"].is_string()) {
+        throw InvalidArgument("[" + a + "] every model needs a \"log\" file");
+      }
+      std::string log = m["log"].get<std::string>();
+      specs.push_back(log.rfind(kModelPrefix, 0) == 0
+                          ? log
+                          : (dir / log).string());
+    }
+  }
+  return specs;
+}
+
+}  // namespace dtr::sim

@@ -1,0 +1,101 @@
+#include "dtr/sim/sweep.h"
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "dtr/core/error.h"
+#include "dtr/core/heuristic.h"
+#include "dtr/sim/parallel.h"
+#include "dtr/sim/plot.h"
+#include "dtr/sim/program_source.h"
+#include "dtr/sim/result_table.h"
+
+namespace dtr::sim {
+
+SweepOutput run_sweep(
+    const SweepRequest& request,
+    const std::function<void(const SweepCell&, std::size_t, std::size_t)>&
+        progress) {
+  DTR_CHECK(!request.ratios.empty(), "[sweep] no budget ratios");
+  DTR_CHECK(!request.heuristics.empty(), "[sweep] no heuristics");
+  for (const auto& h : request.heuristics) make_heuristic(h);  // validates
+  for (double r : request.ratios) {
+    DTR_CHECK(r > 0, "[sweep] budget ratios must be positive, got ", r);
+  }
+  std::vector<std::string> specs = expand_program_specs(request.specs);
+
+  // Parse (or build) every program and its baseline once, in parallel.
+  std::vector<NamedProgram> programs(specs.size());
+  std::vector<Baseline> baselines(specs.size());
+  parallel_for(specs.size(), request.threads, [&](std::size_t i) {
+    programs[i] = load_program(specs[i]);
+    baselines[i] = compute_baseline(programs[i].program);
+  });
+
+  struct Task {
+    std::size_t program;
+    std::string heuristic;
+    double ratio;
+  };
+  std::vector<Task> tasks;
+  for (std::size_t p = 0; p < programs.size(); ++p) {
+    for (const auto& h : request.heuristics) {
+      for (double r : request.ratios) tasks.push_back({p, h, r});
+    }
+  }
+  SweepOutput out;
+  out.cells.resize(tasks.size());
+  std::mutex mutex;
+  std::size_t done = 0;
+  parallel_for(tasks.size(), request.threads, [&](std::size_t i) {
+    const Task& t = tasks[i];
+    SimConfig config;
+    config.heuristic = t.heuristic;
+    config.policy = request.policy;
+    config.budget_ratio = t.ratio;
+    config.thrash_limit = request.thrash_limit;
+    SweepCell cell{programs[t.program].name,
+                   simulate(programs[t.program].program,
+                            baselines[t.program], config)};
+    std::lock_guard<std::mutex> lock(mutex);
+    out.cells[i] = std::move(cell);
+    ++done;
+    if (progress) progress(out.cells[i], done, tasks.size());
+  });
+
+  if (request.out_dir.empty()) return out;
+  namespace fs = std::filesystem;
+  fs::create_directories(request.out_dir);
+  fs::path csv = fs::path(request.out_dir) / "results.csv";
+  std::ofstream f(csv);
+  if (!f) throw InvalidArgument("[sweep] cannot write " + csv.string());
+  f << result_csv_header() << '\n';
+  for (const auto& c : out.cells) f << result_to_csv_row(c.trace, c.result) << '\n';
+  f.close();
+  out.files.push_back(csv.string());
+  if (!request.plots) return out;
+  for (const auto& p : programs) {
+    PlotRequest plot;
+    plot.title = p.name + " (" + std::to_string(p.program.trace_ops()) +
+                 " ops): overhead vs budget";
+    std::string stem = p.name;
+    for (char& ch : stem) {
+      if (ch == '/' || ch == '?' || ch == '&' || ch == '=' || ch == ' ') ch = '_';
+    }
+    plot.png_path = (fs::path(request.out_dir) / (stem + ".png")).string();
+    plot.thrash_limit = request.thrash_limit;
+    for (const auto& c : out.cells) {
+      if (c.trace == p.name) plot.results.push_back(c.result);
+    }
+    std::string error;
+    if (plot_overhead_curves(plot, &error)) {
+      out.files.push_back(plot.png_path);
+    } else {
+      out.warnings.push_back(error);
+    }
+  }
+  return out;
+}
+
+}  // namespace dtr::sim
