@@ -57,6 +57,13 @@ bool Runtime::is_defined(TensorId t) const {
   return graph_.tensor(t).defined;
 }
 
+double Runtime::score(StorageId s) {
+  DTR_CHECK(s < graph_.storage_count(), "[runtime] score: unknown storage ", s);
+  DTR_CHECK(graph_.storage(s).material, "[runtime] score: storage ", s,
+            " is not resident");
+  return heuristic_->score(graph_, s, stats_.clock_ns);
+}
+
 std::int64_t Runtime::evictable_bytes() const {
   std::int64_t total = 0;
   for (StorageId s : pool_.slots()) {

@@ -104,6 +104,9 @@ class Runtime {
   const RuntimeStats& stats() const { return stats_; }
   const Heuristic& heuristic() const { return *heuristic_; }
   bool is_defined(TensorId t) const;
+  /// The heuristic's current score of resident storage `s` (lower is
+  /// evicted first); for introspection and tests.
+  double score(StorageId s);
   /// Bytes of resident storages in the eviction pool.
   std::int64_t evictable_bytes() const;
   /// Checks every bookkeeping invariant; throws InternalError on a breach.
