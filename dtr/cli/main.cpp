@@ -61,9 +61,29 @@ int main(int argc, char** argv) {
   dtr::cli::add_train_command(app);
 #endif
   try {
+    if (argc > 1 && argv[1][0] != '-') {
+      std::string known;
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        known += (known.empty() ? "" : ", ") + sub->get_name();
+      }
+      bool exists = false;
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        exists |= sub->get_name() == argv[1];
+      }
+      if (!exists) {
+        throw dtr::InvalidArgument(std::string("unknown subcommand '") +
+                                   argv[1] + "' (known: " + known + ")");
+      }
+    }
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, like every other error; --help has the details.
+    std::cerr << "dtr: error: " << e.what() << " (see dtr --help)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "dtr: error: " << e.what() << "\n";
     return 1;

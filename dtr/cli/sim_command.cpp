@@ -24,14 +24,24 @@ struct SimOptions {
   bool ignore_small = false;
   std::uint64_t seed = 0;
   bool json = false;
+  bool ratio_given = false;
+  bool bytes_given = false;
 };
 
 void run_sim(const SimOptions& o) {
+  if (o.ratio_given && !(o.budget_ratio > 0)) {
+    throw InvalidArgument("--budget-ratio must be positive, got " +
+                          std::to_string(o.budget_ratio));
+  }
+  if (o.bytes_given && o.budget_bytes < 0) {
+    throw InvalidArgument("--budget-bytes must be >= 0, got " +
+                          std::to_string(o.budget_bytes));
+  }
   sim::SimConfig config;
   config.heuristic = o.heuristic;
   config.policy = parse_dealloc_policy(o.policy);
-  if (o.budget_ratio > 0) config.budget_ratio = o.budget_ratio;
-  if (o.budget_bytes >= 0) config.budget_bytes = o.budget_bytes;
+  if (o.ratio_given) config.budget_ratio = o.budget_ratio;
+  if (o.bytes_given) config.budget_bytes = o.budget_bytes;
   if (!config.budget_ratio && !config.budget_bytes) {
     throw InvalidArgument("give --budget-ratio or --budget-bytes");
   }
@@ -72,11 +82,9 @@ void add_sim_command(CLI::App& app) {
                   "trace file, or model:NAME[?batch=..&depth=..&seed=..]")
       ->required();
   auto* ratio = sub->add_option("--budget-ratio", o->budget_ratio,
-                                "budget as a fraction of the baseline peak")
-                    ->check(CLI::PositiveNumber);
+                                "budget as a fraction of the baseline peak");
   auto* bytes = sub->add_option("--budget-bytes", o->budget_bytes,
-                                "budget in bytes")
-                    ->check(CLI::NonNegativeNumber);
+                                "budget in bytes");
   ratio->excludes(bytes);
   sub->add_option("--heuristic", o->heuristic,
                   "dtr, dtr-eq, dtr-local, msps, lru, size, random");
@@ -89,7 +97,11 @@ void add_sim_command(CLI::App& app) {
                 "skip candidates under 1% of the mean size (prototype)");
   sub->add_option("--seed", o->seed, "seed for random choices");
   sub->add_flag("--json", o->json, "print one JSON object");
-  sub->callback([o] { run_sim(*o); });
+  sub->callback([o, ratio, bytes] {
+    o->ratio_given = ratio->count() > 0;
+    o->bytes_given = bytes->count() > 0;
+    run_sim(*o);
+  });
 }
 
 }  // namespace dtr::cli

@@ -1,5 +1,6 @@
 #include "dtr/sim/trace_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <string_view>
@@ -38,8 +39,8 @@ class Reader {
       for (std::size_t i = 0; i < lines_.size(); ++i) {
         if (lines_[i].find("START") == std::string::npos) continue;
         json j = parse(i);
-        if (j.value("INSTRUCTION", "") == "ANNOTATE" &&
-            j.value("ANNOTATION", "") == "START") {
+        if (peek_string(j, "INSTRUCTION") == "ANNOTATE" &&
+            peek_string(j, "ANNOTATION") == "START") {
           begin = i + 1;
           break;
         }
@@ -54,6 +55,13 @@ class Reader {
   [[noreturn]] void fail(std::size_t index, const std::string& what) const {
     throw TraceError("[" + source_ + ":" + std::to_string(index + 1) + "] " +
                      what);
+  }
+
+  // A string field, or "" when it is missing or not a string (for peeking;
+  // get_string reports those as errors).
+  static std::string peek_string(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : "";
   }
 
   json parse(std::size_t index) const {
@@ -117,6 +125,10 @@ class Reader {
     if (it == slot_of_.end()) {
       fail(index, std::string(role) + " '" + name + "' is not defined");
     }
+    if (std::size_t released = slot_released_[it->second]) {
+      fail(index, std::string(role) + " '" + name +
+                      "' was released at line " + std::to_string(released));
+    }
     return slot_value_[it->second];
   }
 
@@ -126,6 +138,7 @@ class Reader {
         slot_of_.emplace(name, static_cast<std::uint32_t>(slot_value_.size()));
     if (inserted) {
       slot_value_.push_back(v);
+      slot_released_.push_back(0);
     } else {
       if (must_be_new) fail(index, "name '" + name + "' is already defined");
       slot_value_[it->second] = v;
@@ -152,14 +165,22 @@ class Reader {
   }
 
   // Reads the MEMORY (and, for CALL, ALIAS) line that must follow.
+  void skip_blank_lines() {
+    while (pos_ < lines_.size() &&
+           lines_[pos_].find_first_not_of(" \t\r") == std::string::npos) {
+      ++pos_;
+    }
+  }
+
   std::int64_t expect_memory(const std::string& name) {
+    skip_blank_lines();
     if (pos_ >= lines_.size()) {
       fail(lines_.size() - 1, "trace ends before the MEMORY line of '" +
                                   name + "'");
     }
     std::size_t index = pos_++;
     json j = parse(index);
-    if (j.value("INSTRUCTION", "") != "MEMORY") {
+    if (peek_string(j, "INSTRUCTION") != "MEMORY") {
       fail(index, "expected MEMORY for '" + name + "'");
     }
     if (get_string(index, j, "NAME") != name) {
@@ -172,13 +193,14 @@ class Reader {
   }
 
   int expect_alias(const std::string& name, std::size_t arg_count) {
+    skip_blank_lines();
     if (pos_ >= lines_.size()) {
       fail(lines_.size() - 1, "trace ends before the ALIAS line of '" +
                                   name + "'");
     }
     std::size_t index = pos_++;
     json j = parse(index);
-    if (j.value("INSTRUCTION", "") != "ALIAS") {
+    if (peek_string(j, "INSTRUCTION") != "ALIAS") {
       fail(index, "expected ALIAS for '" + name + "'");
     }
     if (get_string(index, j, "NAME") != name) {
@@ -250,7 +272,12 @@ class Reader {
         }
         return;
       }
+      if (std::size_t released = slot_released_[it->second]) {
+        fail(index, "'" + name + "' is released twice (first at line " +
+                        std::to_string(released) + ")");
+      }
       drop_ref(index, slot_value_[it->second], name);
+      slot_released_[it->second] = index + 1;
     } else if (instr == "ANNOTATE") {
       if (get_string(index, j, "ANNOTATION") == "BACKWARD") in_backward_ = true;
     } else if (instr == "PIN") {
@@ -303,7 +330,11 @@ class Reader {
           m.get<std::int64_t>() >= static_cast<std::int64_t>(args.size())) {
         fail(index, "MUTATE index " + m.dump() + " is not an argument index");
       }
-      mutated.push_back(m.get<std::size_t>());
+      std::size_t k = m.get<std::size_t>();
+      if (std::find(mutated.begin(), mutated.end(), k) != mutated.end()) {
+        fail(index, "MUTATE index " + std::to_string(k) + " is repeated");
+      }
+      mutated.push_back(k);
     }
     if (op.name.find("backward") != std::string::npos) in_backward_ = true;
     for (std::size_t m : mutated) {
@@ -323,9 +354,13 @@ class Reader {
   void finish() {
     // The output condition: every value still referenced must be resident
     // at the end (the reference pins them in name order).
+    std::vector<bool> pinned(program_.value_count, false);
     for (std::uint32_t slot = 0; slot < slot_value_.size(); ++slot) {
       ValueId v = slot_value_[slot];
-      if (refs_[v] > 0) program_.steps.push_back({StepKind::kPin, v});
+      if (refs_[v] > 0 && !pinned[v]) {
+        pinned[v] = true;
+        program_.steps.push_back({StepKind::kPin, v});
+      }
     }
   }
 
@@ -337,6 +372,7 @@ class Reader {
   Program program_;
   std::unordered_map<std::string, std::uint32_t> slot_of_;
   std::vector<ValueId> slot_value_;   // per name slot, in first-use order
+  std::vector<std::size_t> slot_released_;  // line of its RELEASE, or 0
   std::vector<std::int64_t> refs_;    // per value
   std::vector<std::int64_t> storage_bytes_;  // per value
 };
