@@ -5,6 +5,7 @@
 /// The graph only grows: evicted storages stay so they can be recomputed.
 #include <cstdint>
 #include <limits>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -15,18 +16,27 @@ using StorageId = std::uint32_t;
 using OpId = std::uint32_t;
 inline constexpr std::uint32_t kNoId = std::numeric_limits<std::uint32_t>::max();
 
+// Note [Graph arena]
+// The graph only grows, so the small per-record lists (inputs, outputs,
+// consumers, a storage's tensors) and op names live in one monotonic arena
+// owned by the Graph: a record costs a pointer bump instead of a malloc, and
+// nothing is freed until the graph goes away.
+
 /// One operator call: reads `inputs`, produces `outputs` (all at once).
 struct Op {
-  std::string name;
+  explicit Op(std::pmr::memory_resource* arena)
+      : name(arena), inputs(arena), outputs(arena) {}
+  std::pmr::string name;
   std::int64_t cost_ns = 0;          ///< measured or modelled compute time
   std::int64_t total_bytes = 0;      ///< sum of the non-alias output sizes
-  std::vector<TensorId> inputs;      ///< in argument order (may repeat)
-  std::vector<TensorId> outputs;     ///< in result order
+  std::pmr::vector<TensorId> inputs;   ///< in argument order (may repeat)
+  std::pmr::vector<TensorId> outputs;  ///< in result order (consecutive ids)
   bool constant = false;             ///< a nullary op nothing can recompute
 };
 
 /// One tensor (a value, or a view of another value's storage).
 struct Tensor {
+  explicit Tensor(std::pmr::memory_resource* arena) : consumers(arena) {}
   OpId op = kNoId;
   std::uint32_t index = 0;           ///< position among op's outputs
   StorageId storage = kNoId;
@@ -34,14 +44,15 @@ struct Tensor {
   bool is_alias = false;
   bool defined = false;              ///< storage resident and view rebuilt
   std::uint32_t ext_refs = 0;        ///< handles the program holds
-  std::vector<OpId> consumers;       ///< ops that read this tensor
+  std::pmr::vector<OpId> consumers;  ///< ops that read this tensor
 };
 
 /// One buffer. Aliases share the root tensor's storage.
 struct Storage {
+  explicit Storage(std::pmr::memory_resource* arena) : tensors(arena) {}
   std::int64_t bytes = 0;
   std::int64_t compute_ns = 0;       ///< cost of the unique ops of `tensors`
-  std::vector<TensorId> tensors;     ///< tensors[0] is the root
+  std::pmr::vector<TensorId> tensors;  ///< tensors[0] is the root
   std::uint32_t locks = 0;           ///< internal: pending computations
   std::uint32_t ext_refs = 0;        ///< sum of the tensors' ext_refs
   std::int64_t last_access = 0;      ///< clock of the last use (staleness)
@@ -57,6 +68,10 @@ struct Storage {
 /// Owner of all graph records; ids index the vectors.
 class Graph {
  public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
   const Op& op(OpId id) const { return ops_[id]; }
   const Tensor& tensor(TensorId id) const { return tensors_[id]; }
   const Storage& storage(StorageId id) const { return storages_[id]; }
@@ -67,18 +82,27 @@ class Graph {
   std::size_t tensor_count() const { return tensors_.size(); }
   std::size_t storage_count() const { return storages_.size(); }
 
-  OpId add_op(Op op) {
-    ops_.push_back(std::move(op));
+  /// New empty records (their lists allocate from the graph's arena).
+  /// References to records are invalidated by the next add of that kind.
+  OpId add_op() {
+    ops_.emplace_back(&arena_);
     return static_cast<OpId>(ops_.size() - 1);
   }
-  TensorId add_tensor(Tensor t) {
-    tensors_.push_back(std::move(t));
+  TensorId add_tensor() {
+    tensors_.emplace_back(&arena_);
     return static_cast<TensorId>(tensors_.size() - 1);
   }
-  StorageId add_storage(Storage s) {
-    storages_.push_back(std::move(s));
+  StorageId add_storage() {
+    storages_.emplace_back(&arena_);
     return static_cast<StorageId>(storages_.size() - 1);
   }
+  /// Pre-sizes the record vectors (a hint; the graph grows past it).
+  void reserve(std::size_t ops, std::size_t tensors) {
+    ops_.reserve(ops);
+    tensors_.reserve(tensors);
+    storages_.reserve(tensors);
+  }
+  std::pmr::memory_resource* arena() { return &arena_; }
 
   /// Calls f(StorageId) for the storage of every input of every op that
   /// produced a tensor of `s` (the parents; may repeat, may include s).
@@ -100,6 +124,7 @@ class Graph {
   }
 
  private:
+  std::pmr::monotonic_buffer_resource arena_;  // before the records using it
   std::vector<Op> ops_;
   std::vector<Tensor> tensors_;
   std::vector<Storage> storages_;

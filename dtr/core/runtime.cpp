@@ -285,58 +285,60 @@ void Runtime::compute(TensorId t, bool remat) {
 // ---------------------------------------------------------------------------
 // Recording calls
 
-std::vector<TensorId> Runtime::record_call(std::string name,
-                                           std::span<const TensorId> inputs,
-                                           std::span<const OutputSpec> outputs,
-                                           std::int64_t cost_ns,
-                                           bool constant) {
+OpId Runtime::record_call(std::string_view name,
+                          std::span<const TensorId> inputs,
+                          std::span<const OutputSpec> outputs,
+                          std::int64_t cost_ns, bool constant) {
   DTR_CHECK(cost_ns >= 0, "[runtime] op '", name, "': negative cost ",
             cost_ns);
   DTR_CHECK(!outputs.empty(), "[runtime] op '", name, "' has no outputs");
   for (TensorId in : inputs) {
-    check_tensor(in, name.c_str());
+    check_tensor(in, "call");
     DTR_CHECK(!graph_.storage(graph_.tensor(in).storage).banished,
               "[runtime] op '", name, "': input tensor ", in,
               " was freed for good");
   }
-  Op op;
-  op.name = std::move(name);
-  op.cost_ns = cost_ns;
-  op.inputs.assign(inputs.begin(), inputs.end());
-  op.constant = constant;
+  std::int64_t total_bytes = 0;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const OutputSpec& o = outputs[i];
     DTR_CHECK(o.alias_of >= -1 &&
                   o.alias_of < static_cast<int>(inputs.size()),
-              "[runtime] op '", op.name, "': output ", i, " aliases input ",
+              "[runtime] op '", name, "': output ", i, " aliases input ",
               o.alias_of, " but the op has ", inputs.size(), " inputs");
-    DTR_CHECK(o.alias_of >= 0 || o.bytes >= 0, "[runtime] op '", op.name,
+    DTR_CHECK(o.alias_of >= 0 || o.bytes >= 0, "[runtime] op '", name,
               "': output ", i, " has negative size ", o.bytes);
-    if (o.alias_of < 0) op.total_bytes += o.bytes;
+    if (o.alias_of < 0) total_bytes += o.bytes;
   }
-  const OpId op_id = graph_.add_op(std::move(op));
-  std::vector<TensorId> result;
-  result.reserve(outputs.size());
+  const OpId op_id = graph_.add_op();
+  {
+    Op& op = graph_.op(op_id);
+    op.name = name;
+    op.cost_ns = cost_ns;
+    op.total_bytes = total_bytes;
+    op.inputs.assign(inputs.begin(), inputs.end());
+    op.constant = constant;
+    op.outputs.reserve(outputs.size());
+  }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const OutputSpec& o = outputs[i];
-    Tensor t;
-    t.op = op_id;
-    t.index = static_cast<std::uint32_t>(i);
-    t.ext_refs = 1;
     StorageId s;
     if (o.alias_of >= 0) {
       s = graph_.tensor(inputs[o.alias_of]).storage;
-      t.is_alias = true;
     } else {
-      Storage st;
+      s = graph_.add_storage();
+      Storage& st = graph_.storage(s);
       st.bytes = o.bytes;
       st.constant = constant;
-      s = graph_.add_storage(std::move(st));
       total_storage_bytes_ += o.bytes;
-      t.bytes = o.bytes;
     }
+    TensorId id = graph_.add_tensor();
+    Tensor& t = graph_.tensor(id);
+    t.op = op_id;
+    t.index = static_cast<std::uint32_t>(i);
+    t.ext_refs = 1;
     t.storage = s;
-    TensorId id = graph_.add_tensor(std::move(t));
+    t.is_alias = o.alias_of >= 0;
+    t.bytes = t.is_alias ? 0 : o.bytes;
     Storage& st = graph_.storage(s);
     // cost(S) sums the distinct ops of S's tensors (aliasing ops included).
     bool op_seen = !st.tensors.empty() &&
@@ -345,13 +347,12 @@ std::vector<TensorId> Runtime::record_call(std::string name,
     st.ext_refs += 1;
     if (!op_seen) st.compute_ns += cost_ns;
     if (o.alias_of < 0) heuristic_->on_storage_created(graph_, s);
-    result.push_back(id);
+    graph_.op(op_id).outputs.push_back(id);
   }
-  graph_.op(op_id).outputs = result;
   for (TensorId in : inputs) graph_.tensor(in).consumers.push_back(op_id);
   heuristic_->on_op_recorded(graph_, op_id);
   ++stats_.ops;
-  return result;
+  return op_id;
 }
 
 // A call that failed leaves no trace the program could see: its outputs
@@ -381,35 +382,36 @@ void Runtime::discard_call(OpId op_id) {
   --stats_.ops;
 }
 
-std::vector<TensorId> Runtime::call(std::string name,
-                                    std::span<const TensorId> inputs,
-                                    std::span<const OutputSpec> outputs,
-                                    std::int64_t cost_ns) {
+std::span<const TensorId> Runtime::call(std::string_view name,
+                                        std::span<const TensorId> inputs,
+                                        std::span<const OutputSpec> outputs,
+                                        std::int64_t cost_ns) {
   BusyGuard guard(busy_);
-  std::vector<TensorId> result =
-      record_call(std::move(name), inputs, outputs, cost_ns, false);
+  const OpId op = record_call(name, inputs, outputs, cost_ns, false);
+  const auto& result = graph_.op(op).outputs;
   try {
     run_frames(result.front(), /*remat=*/false);
   } catch (...) {
-    discard_call(graph_.tensor(result.front()).op);
+    discard_call(op);
     throw;
   }
   for (TensorId t : result) {
     graph_.storage(graph_.tensor(t).storage).last_access = stats_.clock_ns;
   }
-  return result;
+  return {result.data(), result.size()};
 }
 
-TensorId Runtime::add_constant(std::int64_t bytes, std::string name) {
+TensorId Runtime::add_constant(std::int64_t bytes, std::string_view name) {
   BusyGuard guard(busy_);
   DTR_CHECK(bytes >= 0, "[runtime] constant '", name, "': negative size ",
             bytes);
   OutputSpec out{bytes, -1};
-  TensorId t = record_call(std::move(name), {}, {&out, 1}, 0, true)[0];
+  const OpId op = record_call(name, {}, {&out, 1}, 0, true);
+  const TensorId t = graph_.op(op).outputs.front();
   try {
     run_frames(t, /*remat=*/false);
   } catch (...) {
-    discard_call(graph_.tensor(t).op);
+    discard_call(op);
     throw;
   }
   Storage& st = graph_.storage(graph_.tensor(t).storage);
@@ -445,14 +447,15 @@ void Runtime::abort_call(std::span<const TensorId> inputs) {
   for (TensorId p : inputs) unlock(graph_.tensor(p).storage);
 }
 
-std::vector<TensorId> Runtime::end_call(std::string name,
+std::vector<TensorId> Runtime::end_call(std::string_view name,
                                         std::span<const TensorId> inputs,
                                         std::span<const OutputSpec> outputs,
                                         std::int64_t cost_ns) {
   BusyGuard guard(busy_);
   std::vector<TensorId> result;
   try {
-    result = record_call(std::move(name), inputs, outputs, cost_ns, false);
+    const OpId op = record_call(name, inputs, outputs, cost_ns, false);
+    result.assign(graph_.op(op).outputs.begin(), graph_.op(op).outputs.end());
   } catch (...) {
     abort_call(inputs);
     throw;

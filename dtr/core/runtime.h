@@ -17,6 +17,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtr/core/dealloc_policy.h"
@@ -61,14 +62,16 @@ class Runtime {
 
   /// Adds a resident constant of `bytes` (weights, inputs): pinned, one
   /// external reference. May evict to make room; throws OutOfMemory.
-  TensorId add_constant(std::int64_t bytes, std::string name = "constant");
+  TensorId add_constant(std::int64_t bytes,
+                        std::string_view name = "constant");
 
   /// Records and performs an operator call: makes its inputs resident
   /// (recomputing evicted ones), evicts until the outputs fit, then charges
   /// `cost_ns`. Each output starts with one external reference. Throws
   /// OutOfMemory or RematLimitExceeded, after which nothing of this call
-  /// remains and the runtime can be used again.
-  std::vector<TensorId> call(std::string name,
+  /// remains and the runtime can be used again. The returned ids (the op's
+  /// outputs, consecutive) stay valid for the runtime's lifetime.
+  std::span<const TensorId> call(std::string_view name,
                              std::span<const TensorId> inputs,
                              std::span<const OutputSpec> outputs,
                              std::int64_t cost_ns);
@@ -78,7 +81,7 @@ class Runtime {
   /// may make_room() for allocations it is about to do, runs the op, then
   /// end_call records the outputs (or abort_call unlocks).
   void begin_call(std::span<const TensorId> inputs);
-  std::vector<TensorId> end_call(std::string name,
+  std::vector<TensorId> end_call(std::string_view name,
                                  std::span<const TensorId> inputs,
                                  std::span<const OutputSpec> outputs,
                                  std::int64_t cost_ns);
@@ -94,6 +97,10 @@ class Runtime {
   void retain(TensorId t);
   void release(TensorId t);
 
+  /// Pre-sizes the graph for about `ops` ops and `tensors` tensors.
+  void reserve(std::size_t ops, std::size_t tensors) {
+    graph_.reserve(ops, tensors);
+  }
   /// Changes the budget; takes effect at the next allocation.
   void set_budget(std::int64_t budget_bytes) {
     options_.budget_bytes = budget_bytes;
@@ -128,10 +135,9 @@ class Runtime {
   void unlock(StorageId s);
   void try_banish(StorageId s);
   void discard_call(OpId op);
-  std::vector<TensorId> record_call(std::string name,
-                                    std::span<const TensorId> inputs,
-                                    std::span<const OutputSpec> outputs,
-                                    std::int64_t cost_ns, bool constant);
+  OpId record_call(std::string_view name, std::span<const TensorId> inputs,
+                   std::span<const OutputSpec> outputs, std::int64_t cost_ns,
+                   bool constant);
 
   RuntimeOptions options_;
   std::unique_ptr<Heuristic> heuristic_;

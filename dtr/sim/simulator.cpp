@@ -26,6 +26,7 @@ namespace {
 
 // Replays every step of `program` on `rt`.
 void replay(const Program& program, Runtime& rt) {
+  rt.reserve(program.ops.size(), program.value_count);
   std::vector<TensorId> tensor_of(program.value_count, kNoId);
   std::vector<TensorId> inputs;
   for (const Step& step : program.steps) {
@@ -38,8 +39,7 @@ void replay(const Program& program, Runtime& rt) {
         }
         inputs.clear();
         for (ValueId v : op.inputs) inputs.push_back(tensor_of[v]);
-        std::vector<TensorId> out =
-            rt.call(op.name, inputs, op.outputs, op.cost_ns);
+        auto out = rt.call(op.name, inputs, op.outputs, op.cost_ns);
         for (std::size_t i = 0; i < out.size(); ++i) {
           tensor_of[op.first_output + i] = out[i];
         }

@@ -5,10 +5,8 @@
 namespace dtr {
 namespace {
 
-Graph graph_with(int storages) {
-  Graph g;
-  for (int i = 0; i < storages; ++i) g.add_storage(Storage{});
-  return g;
+void add_storages(Graph& g, int storages) {
+  for (int i = 0; i < storages; ++i) g.add_storage();
 }
 
 std::vector<StorageId> live(const EvictionPool& p) {
@@ -20,7 +18,8 @@ std::vector<StorageId> live(const EvictionPool& p) {
 }
 
 TEST(EvictionPoolTest, KeepsInsertionOrderAcrossErasesAndCompaction) {
-  Graph g = graph_with(200);
+  Graph g;
+  add_storages(g, 200);
   EvictionPool p;
   for (StorageId s = 0; s < 200; ++s) EXPECT_TRUE(p.insert(g, s));
   for (StorageId s = 0; s < 200; s += 2) EXPECT_TRUE(p.erase(g, s));
@@ -38,7 +37,8 @@ TEST(EvictionPoolTest, KeepsInsertionOrderAcrossErasesAndCompaction) {
 }
 
 TEST(EvictionPoolTest, DuplicateInsertAndMissingEraseReportFalse) {
-  Graph g = graph_with(3);
+  Graph g;
+  add_storages(g, 3);
   EvictionPool p;
   EXPECT_TRUE(p.insert(g, 1));
   EXPECT_FALSE(p.insert(g, 1));

@@ -10,7 +10,7 @@ namespace {
 
 using testing::CheckedExecutor;
 
-std::vector<TensorId> call1(Runtime& rt, const char* name,
+std::span<const TensorId> call1(Runtime& rt, const char* name,
                             std::vector<TensorId> in, std::int64_t bytes,
                             std::int64_t cost = 10) {
   OutputSpec out{bytes, -1};

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -56,7 +57,7 @@ class CheckedExecutor : public Executor {
     const Op& op = g.op(op_id);
     // A pure function of the op and its inputs (not of ids, which a failed
     // and retried call shifts).
-    std::uint64_t h = std::hash<std::string>{}(op.name);
+    std::uint64_t h = std::hash<std::string_view>{}(op.name);
     for (TensorId in : op.inputs) h = mix(h, read(in));
     for (std::size_t i = 0; i < op.outputs.size(); ++i) {
       TensorId out = op.outputs[i];

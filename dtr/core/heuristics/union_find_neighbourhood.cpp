@@ -29,18 +29,22 @@ void DtrEqHeuristic::neighbour_roots(const Graph& g, StorageId s) {
     if (n == s || node_of_[n] == kNoId) return;
     const Storage& ns = g.storage(n);
     if (ns.material || ns.banished) return;
-    roots_.push_back(find_root(node_of_[n]));
+    std::uint32_t root = find_root(node_of_[n]);
+    if (root_mark_[root] != epoch_) {  // distinct classes only
+      root_mark_[root] = epoch_;
+      roots_.push_back(root);
+    }
   };
+  ++epoch_;
   g.for_each_parent_storage(s, visit);
   g.for_each_child_storage(s, visit);
-  std::sort(roots_.begin(), roots_.end());
-  roots_.erase(std::unique(roots_.begin(), roots_.end()), roots_.end());
 }
 
 void DtrEqHeuristic::on_evicted(const Graph& g, StorageId s) {
   std::uint32_t node = static_cast<std::uint32_t>(parent_.size());
   parent_.push_back(node);
   value_.push_back(g.storage(s).compute_ns);
+  root_mark_.push_back(0);
   neighbour_roots(g, s);
   node_of_[s] = node;
   std::uint32_t root = node;

@@ -32,6 +32,8 @@ class DtrEqHeuristic final : public Heuristic {
   std::vector<std::int64_t> value_;        // meaningful at roots
   std::vector<std::uint32_t> node_of_;     // per storage; kNoId if resident
   std::vector<std::uint32_t> roots_;       // scratch
+  std::vector<std::uint32_t> root_mark_;   // per class node: epoch seen
+  std::uint32_t epoch_ = 0;
 };
 
 }  // namespace dtr

@@ -1,0 +1,402 @@
+// Tests of the `dtr` command line (dtr/cli): the built binary is run as a
+// user would run it (path from the DTR_CLI_PATH compile definition), with
+// stdout and stderr captured separately. Results must match the library's;
+// every error exits non-zero with one line on stderr naming the problem.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dtr/sim/program_source.h"
+#include "dtr/sim/simulator.h"
+#include "dtr/sim/trace_reader.h"
+
+#ifndef DTR_CLI_PATH
+#error "DTR_CLI_PATH must name the built dtr binary"
+#endif
+
+namespace dtr::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.push_back("");
+  return out;
+}
+
+bool on_path(const std::string& program) {
+  std::string cmd = "command -v " + program + " >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("dtr_cli_test_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Runs `dtr ARGS` in the test's directory (ARGS is shell text).
+  RunResult dtr(const std::string& args) {
+    fs::path out = dir_ / "stdout.txt";
+    fs::path err = dir_ / "stderr.txt";
+    std::string cmd = "cd " + quote(dir_.string()) + " && " +
+                      quote(DTR_CLI_PATH) + " " + args + " >" +
+                      quote(out.string()) + " 2>" + quote(err.string()) +
+                      " </dev/null";
+    int status = std::system(cmd.c_str());
+    RunResult r;
+    r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  fs::path path(const std::string& name) const { return dir_ / name; }
+
+  fs::path dir_;
+};
+
+// An error: non-zero exit, nothing on stdout, exactly one line on stderr
+// that mentions every needle.
+::testing::AssertionResult is_one_line_error(const RunResult& r,
+                                             std::initializer_list<std::string> needles) {
+  if (r.exit_code == 0) {
+    return ::testing::AssertionFailure() << "exit code 0; stderr: " << r.err;
+  }
+  if (!r.out.empty()) {
+    return ::testing::AssertionFailure() << "stdout is not empty: " << r.out;
+  }
+  std::string text = r.err;
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (text.empty()) return ::testing::AssertionFailure() << "stderr is empty";
+  if (text.find('\n') != std::string::npos) {
+    return ::testing::AssertionFailure()
+           << "stderr has more than one line:\n" << r.err;
+  }
+  for (const auto& n : needles) {
+    if (text.find(n) == std::string::npos) {
+      return ::testing::AssertionFailure()
+             << "stderr '" << text << "' does not mention '" << n << "'";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Errors raised by dtr itself (not by argument parsing) print
+// "dtr: error: ..." and exit 1.
+void expect_dtr_error(const RunResult& r, std::initializer_list<std::string> needles) {
+  EXPECT_TRUE(is_one_line_error(r, needles));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("dtr: error: ", 0), 0u) << r.err;
+}
+
+// The numbers of `dtr sim --json` must be the library's for the same run.
+void expect_matches_library(const json& j, const sim::SimResult& r,
+                            const sim::Baseline& b) {
+  EXPECT_EQ(j["heuristic"], r.heuristic);
+  EXPECT_EQ(j["policy"], std::string(to_string(r.policy)));
+  EXPECT_EQ(j["budget_bytes"].get<std::int64_t>(), r.budget_bytes);
+  EXPECT_DOUBLE_EQ(j["budget_ratio"].get<double>(), r.budget_ratio);
+  EXPECT_EQ(j["baseline_peak_bytes"].get<std::int64_t>(), b.peak_bytes);
+  EXPECT_EQ(j["baseline_compute_ns"].get<std::int64_t>(), b.compute_ns);
+  EXPECT_EQ(j["model_compute_ns"].get<std::int64_t>(), r.model_compute_ns);
+  EXPECT_EQ(j["remat_compute_ns"].get<std::int64_t>(), r.remat_compute_ns);
+  EXPECT_DOUBLE_EQ(j["overhead"].get<double>(), r.overhead);
+  EXPECT_EQ(j["peak_bytes"].get<std::int64_t>(), r.peak_bytes);
+  EXPECT_EQ(j["evictions"].get<std::uint64_t>(), r.evictions);
+  EXPECT_EQ(j["remats"].get<std::uint64_t>(), r.remats);
+  EXPECT_EQ(j["status"], std::string(to_string(r.status)));
+}
+
+// ---------------------------------------------------------------------------
+// dtr sim
+
+TEST_F(CliTest, SimJsonPrintsOneObjectWithTheResultKeys) {
+  RunResult r = dtr("sim model:chain --budget-ratio 0.5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  std::vector<std::string> lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  json j = json::parse(lines[0], nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  for (const char* key :
+       {"trace", "heuristic", "policy", "budget_ratio", "budget_bytes",
+        "baseline_peak_bytes", "baseline_compute_ns", "model_compute_ns",
+        "remat_compute_ns", "overhead", "peak_bytes", "evictions", "remats",
+        "status", "sim_wall_ns"}) {
+    EXPECT_TRUE(j.contains(key)) << "missing key " << key << " in " << r.out;
+  }
+  ASSERT_TRUE(j["trace"].is_string());
+  EXPECT_EQ(j["trace"], "chain");
+  EXPECT_EQ(j["heuristic"], "dtr");
+  EXPECT_EQ(j["policy"], "eager");
+  EXPECT_DOUBLE_EQ(j["budget_ratio"].get<double>(), 0.5);
+  for (const char* key : {"budget_bytes", "baseline_peak_bytes",
+                          "baseline_compute_ns", "model_compute_ns",
+                          "remat_compute_ns", "peak_bytes", "evictions",
+                          "remats", "sim_wall_ns"}) {
+    EXPECT_TRUE(j[key].is_number_integer()) << key << ": " << j[key].dump();
+    EXPECT_GE(j[key].get<double>(), 0) << key;
+  }
+  EXPECT_TRUE(j["overhead"].is_number());
+  std::int64_t peak = j["baseline_peak_bytes"].get<std::int64_t>();
+  EXPECT_EQ(j["budget_bytes"].get<std::int64_t>(),
+            static_cast<std::int64_t>(std::floor(0.5 * double(peak))));
+  EXPECT_LE(j["peak_bytes"].get<std::int64_t>(),
+            j["budget_bytes"].get<std::int64_t>());
+  std::set<std::string> statuses = {"ok", "oom", "thrash"};
+  EXPECT_TRUE(statuses.count(j["status"].get<std::string>())) << j["status"];
+  double model = j["model_compute_ns"].get<double>();
+  double remat = j["remat_compute_ns"].get<double>();
+  ASSERT_GT(model, 0);
+  EXPECT_DOUBLE_EQ(j["overhead"].get<double>(), (model + remat) / model);
+
+  // Same numbers as the library gives for the same run.
+  sim::NamedProgram np = sim::load_program("model:chain");
+  sim::Baseline b = sim::compute_baseline(np.program);
+  sim::SimConfig c;
+  c.budget_ratio = 0.5;
+  expect_matches_library(j, sim::simulate(np.program, b, c), b);
+}
+
+TEST_F(CliTest, SimJsonHonoursItsOptions) {
+  sim::NamedProgram np = sim::load_program("model:chain");
+  sim::Baseline b = sim::compute_baseline(np.program);
+  std::int64_t bytes = b.peak_bytes * 6 / 10;
+  RunResult r = dtr("sim model:chain --budget-bytes " + std::to_string(bytes) +
+                    " --heuristic lru --policy banish --thrash-limit 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  sim::SimConfig c;
+  c.heuristic = "lru";
+  c.policy = DeallocPolicy::kBanish;
+  c.budget_bytes = bytes;
+  c.thrash_limit = 3;
+  sim::SimResult lib = sim::simulate(np.program, b, c);
+  EXPECT_EQ(j["budget_bytes"].get<std::int64_t>(), bytes);
+  expect_matches_library(j, lib, b);
+}
+
+TEST_F(CliTest, SimPlainOutputReportsTheStatus) {
+  RunResult r = dtr("sim model:chain --budget-ratio 1.0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("trace chain"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("status ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("overhead 1.0000"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, SimOfAMissingTraceFile) {
+  RunResult r = dtr("sim no_such_trace.log --budget-ratio 0.5");
+  expect_dtr_error(r, {"no_such_trace.log", "cannot open"});
+}
+
+TEST_F(CliTest, SimOfAMalformedTrace) {
+  fs::path bad = path("bad.log");
+  {
+    std::ofstream out(bad);
+    out << "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+           "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"8\",\"NAME\":\"x1\"}\n"
+           "{\"INSTRUCTION\":\"FROB\",\"NAME\":\"x1\"}\n";
+  }
+  RunResult r = dtr("sim " + quote(bad.string()) + " --budget-ratio 0.5");
+  expect_dtr_error(r, {"[" + bad.string() + ":3]", "unknown instruction 'FROB'"});
+}
+
+TEST_F(CliTest, SimWithAnUnknownHeuristic) {
+  RunResult r = dtr("sim model:chain --budget-ratio 0.5 --heuristic nosuchh");
+  expect_dtr_error(r, {"unknown heuristic 'nosuchh'"});
+}
+
+TEST_F(CliTest, SimWithAnUnknownPolicy) {
+  RunResult r = dtr("sim model:chain --budget-ratio 0.5 --policy nosuchp");
+  expect_dtr_error(r, {"nosuchp"});
+}
+
+TEST_F(CliTest, SimWithAnUnknownModel) {
+  RunResult r = dtr("sim model:nosuchm --budget-ratio 0.5");
+  expect_dtr_error(r, {"unknown model 'nosuchm'"});
+}
+
+TEST_F(CliTest, SimWithoutABudget) {
+  RunResult r = dtr("sim model:chain");
+  expect_dtr_error(r, {"--budget-ratio"});
+}
+
+TEST_F(CliTest, SimWithABadThrashLimit) {
+  RunResult r = dtr("sim model:chain --budget-ratio 0.5 --thrash-limit 0.5");
+  expect_dtr_error(r, {"thrash limit", "0.5"});
+}
+
+TEST_F(CliTest, SimWithANegativeRatio) {
+  RunResult r = dtr("sim model:chain --budget-ratio -0.5");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("-0.5"), std::string::npos) << r.err;
+  EXPECT_TRUE(is_one_line_error(r, {"--budget-ratio", "-0.5"}));
+}
+
+TEST_F(CliTest, AnUnknownSubcommand) {
+  RunResult r = dtr("frobnicate");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << r.err;
+  EXPECT_TRUE(is_one_line_error(r, {"frobnicate"}));
+}
+
+// ---------------------------------------------------------------------------
+// dtr sweep
+
+TEST_F(CliTest, SweepWritesResultsCsvAndAPlot) {
+  RunResult r = dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr,lru "
+                    "--out " + quote(path("out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  fs::path csv = path("out") / "results.csv";
+  ASSERT_TRUE(fs::exists(csv)) << r.out << r.err;
+  std::vector<std::string> lines = split_lines(slurp(csv));
+  ASSERT_EQ(lines.size(), 5u) << slurp(csv);  // header + 2 heuristics x 2 ratios
+  std::vector<std::string> header = split_csv(lines[0]);
+  auto column = [&](const std::string& name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  for (const char* name : {"trace", "heuristic", "policy", "budget_ratio",
+                           "budget_bytes", "baseline_peak_bytes", "overhead",
+                           "peak_bytes", "status"}) {
+    EXPECT_GE(column(name), 0) << "no column " << name << " in " << lines[0];
+  }
+  ASSERT_GE(column("heuristic"), 0);
+  ASSERT_GE(column("budget_ratio"), 0);
+  ASSERT_GE(column("status"), 0);
+  std::set<std::pair<std::string, double>> cells;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> row = split_csv(lines[i]);
+    ASSERT_EQ(row.size(), header.size()) << lines[i];
+    EXPECT_EQ(row[column("trace")], "chain");
+    EXPECT_EQ(row[column("policy")], "eager");
+    cells.insert({row[column("heuristic")], std::stod(row[column("budget_ratio")])});
+    EXPECT_LE(std::stoll(row[column("peak_bytes")]),
+              std::stoll(row[column("budget_bytes")]));
+    if (std::stod(row[column("budget_ratio")]) == 1.0) {
+      EXPECT_EQ(row[column("status")], "ok");
+      EXPECT_EQ(std::stod(row[column("overhead")]), 1.0);
+    }
+  }
+  EXPECT_EQ(cells, (std::set<std::pair<std::string, double>>{
+                       {"dtr", 1.0}, {"dtr", 0.5}, {"lru", 1.0}, {"lru", 0.5}}));
+  if (on_path("gnuplot")) {
+    fs::path png = path("out") / "chain.png";
+    ASSERT_TRUE(fs::exists(png)) << r.out << r.err;
+    EXPECT_GT(fs::file_size(png), 0u);
+    EXPECT_EQ(slurp(png).substr(0, 4), "\x89PNG");
+  }
+}
+
+TEST_F(CliTest, SweepRejectsABadRatioList) {
+  RunResult r = dtr("sweep model:chain --ratios 1.0,abc --out " +
+                    quote(path("out").string()));
+  expect_dtr_error(r, {"'abc'"});
+  EXPECT_FALSE(fs::exists(path("out") / "results.csv"));
+}
+
+TEST_F(CliTest, SweepRejectsAnUnknownHeuristic) {
+  RunResult r = dtr("sweep model:chain --heuristics dtr,nosuchh --out " +
+                    quote(path("out").string()));
+  expect_dtr_error(r, {"nosuchh"});
+}
+
+// ---------------------------------------------------------------------------
+// dtr gen
+
+TEST_F(CliTest, GenWritesATraceThatSimAccepts) {
+  fs::path file = path("chain.log");
+  RunResult g = dtr("gen chain -o " + quote(file.string()));
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  ASSERT_TRUE(fs::exists(file));
+  std::vector<std::string> lines = split_lines(slurp(file));
+  ASSERT_GT(lines.size(), 10u);
+  for (const auto& line : lines) {
+    ASSERT_TRUE(json::parse(line, nullptr, false).is_object()) << line;
+  }
+  // The trace is exactly the built-in model's.
+  sim::Program from_file = sim::read_trace_file(file.string());
+  sim::Program built_in = sim::load_program("model:chain").program;
+  EXPECT_EQ(from_file.ops.size(), built_in.ops.size());
+  EXPECT_EQ(from_file.steps.size(), built_in.steps.size());
+  EXPECT_EQ(from_file.total_cost_ns, built_in.total_cost_ns);
+
+  RunResult s = dtr("sim " + quote(file.string()) + " --budget-ratio 1.0 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  json j = json::parse(s.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << s.out;
+  EXPECT_EQ(j["trace"], "chain");  // the file stem
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_DOUBLE_EQ(j["overhead"].get<double>(), 1.0);
+  EXPECT_EQ(j["baseline_compute_ns"].get<std::int64_t>(), built_in.total_cost_ns);
+}
+
+TEST_F(CliTest, GenToStdoutWritesTheSameTrace) {
+  fs::path file = path("chain.log");
+  ASSERT_EQ(dtr("gen chain -o " + quote(file.string())).exit_code, 0);
+  RunResult r = dtr("gen chain");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, slurp(file));
+}
+
+TEST_F(CliTest, GenOfAnUnknownModel) {
+  RunResult r = dtr("gen nosuchm -o " + quote(path("x.log").string()));
+  expect_dtr_error(r, {"unknown model 'nosuchm'"});
+}
+
+}  // namespace
+}  // namespace dtr::cli
