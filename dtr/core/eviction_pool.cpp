@@ -8,6 +8,7 @@ bool EvictionPool::insert(Graph& g, StorageId s) {
   // Compact before growing so the slot vector stays within 2x the live set.
   if (slots_.size() >= 64 && slots_.size() >= 2 * live_) compact(g);
   st.pool_slot = static_cast<std::uint32_t>(slots_.size());
+  st.pool_seq = next_seq_++;
   slots_.push_back(s);
   ++live_;
   return true;

@@ -12,7 +12,8 @@ namespace dtr {
 
 class EvictionPool {
  public:
-  /// Adds s at the end; returns false if it was already present.
+  /// Adds s at the end (stamping Storage::pool_seq, which orders the pool);
+  /// returns false if it was already present.
   bool insert(Graph& g, StorageId s);
   /// Removes s; returns false if it was not present.
   bool erase(Graph& g, StorageId s);
@@ -29,6 +30,7 @@ class EvictionPool {
  private:
   std::vector<StorageId> slots_;
   std::size_t live_ = 0;
+  std::uint64_t next_seq_ = 1;
 };
 
 }  // namespace dtr

@@ -57,6 +57,7 @@ struct Storage {
   std::uint32_t ext_refs = 0;        ///< sum of the tensors' ext_refs
   std::int64_t last_access = 0;      ///< clock of the last use (staleness)
   std::uint32_t pool_slot = kNoId;   ///< position in the eviction pool
+  std::uint64_t pool_seq = 0;        ///< insertion number in the pool
   bool material = false;             ///< buffer resident
   bool pinned = false;               ///< permanently locked
   bool constant = false;             ///< cannot be recomputed

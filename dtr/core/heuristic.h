@@ -48,6 +48,10 @@ class Heuristic {
   virtual void on_evicted(const Graph& g, StorageId s) {}
   /// A storage was freed for good (banish policy or a failed call).
   virtual void on_banished(const Graph& g, StorageId s) {}
+  /// A storage entered the eviction pool / its last access changed while
+  /// in the pool (for heuristics that index the pool by a key).
+  virtual void on_pool_insert(const Graph& g, StorageId s) {}
+  virtual void on_access_changed(const Graph& g, StorageId s) {}
   virtual void on_materialized(const Graph& g,
                                std::span<const StorageId> storages) {}
 

@@ -75,6 +75,15 @@ std::int64_t Runtime::evictable_bytes() const {
 // ---------------------------------------------------------------------------
 // Locks and eviction
 
+void Runtime::pool_insert(StorageId s) {
+  if (pool_.insert(graph_, s)) heuristic_->on_pool_insert(graph_, s);
+}
+
+void Runtime::touch(StorageId s) {
+  graph_.storage(s).last_access = stats_.clock_ns;
+  if (pool_.contains(graph_, s)) heuristic_->on_access_changed(graph_, s);
+}
+
 void Runtime::lock(StorageId s) {
   Storage& st = graph_.storage(s);
   DTR_ASSERT(st.material, "lock of evicted storage ", s);
@@ -84,7 +93,7 @@ void Runtime::lock(StorageId s) {
 void Runtime::unlock(StorageId s) {
   Storage& st = graph_.storage(s);
   DTR_ASSERT(st.locks > 0, "unlock of unlocked storage ", s);
-  if (--st.locks == 0 && !st.pinned && st.material) pool_.insert(graph_, s);
+  if (--st.locks == 0 && !st.pinned && st.material) pool_insert(s);
 }
 
 void Runtime::evict(StorageId s, bool eager) {
@@ -134,9 +143,7 @@ void Runtime::make_room(std::int64_t bytes) {
 // Computing and rematerializing
 
 void Runtime::touch_inputs(const Op& op) {
-  for (TensorId p : op.inputs) {
-    graph_.storage(graph_.tensor(p).storage).last_access = stats_.clock_ns;
-  }
+  for (TensorId p : op.inputs) touch(graph_.tensor(p).storage);
 }
 
 void Runtime::push_frame(TensorId t, bool remat) {
@@ -267,7 +274,7 @@ void Runtime::compute(TensorId t, bool remat) {
 
   for (StorageId s : scratch_) {
     if (graph_.storage(s).locks == 0 && !graph_.storage(s).pinned) {
-      pool_.insert(graph_, s);
+      pool_insert(s);
     }
   }
   heuristic_->on_materialized(graph_, scratch_);
@@ -395,9 +402,7 @@ std::span<const TensorId> Runtime::call(std::string_view name,
     discard_call(op);
     throw;
   }
-  for (TensorId t : result) {
-    graph_.storage(graph_.tensor(t).storage).last_access = stats_.clock_ns;
-  }
+  for (TensorId t : result) touch(graph_.tensor(t).storage);
   return {result.data(), result.size()};
 }
 
@@ -425,9 +430,7 @@ TensorId Runtime::add_constant(std::int64_t bytes, std::string_view name) {
 void Runtime::begin_call(std::span<const TensorId> inputs) {
   BusyGuard guard(busy_);
   for (TensorId in : inputs) check_tensor(in, "begin_call");
-  for (TensorId p : inputs) {
-    graph_.storage(graph_.tensor(p).storage).last_access = stats_.clock_ns;
-  }
+  for (TensorId p : inputs) touch(graph_.tensor(p).storage);
   std::size_t locked = 0;
   try {
     for (; locked < inputs.size(); ++locked) {
@@ -461,9 +464,7 @@ std::vector<TensorId> Runtime::end_call(std::string_view name,
     throw;
   }
   compute(result.front(), /*remat=*/false);
-  for (TensorId t : result) {
-    graph_.storage(graph_.tensor(t).storage).last_access = stats_.clock_ns;
-  }
+  for (TensorId t : result) touch(graph_.tensor(t).storage);
   abort_call(inputs);  // releases the locks begin_call took
   return result;
 }

@@ -131,6 +131,8 @@ class Runtime {
   void compute(TensorId t, bool remat);
   void free_for(std::int64_t bytes);
   void evict(StorageId s, bool eager);
+  void pool_insert(StorageId s);
+  void touch(StorageId s);  // last access := now
   void lock(StorageId s);
   void unlock(StorageId s);
   void try_banish(StorageId s);

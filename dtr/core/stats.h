@@ -6,7 +6,10 @@
 namespace dtr {
 
 struct RuntimeStats {
-  std::int64_t clock_ns = 0;            ///< model + remat compute so far
+  /// 1 + model + remat compute so far. Starting at 1, as the reference
+  /// does, keeps every access time positive, so an LRU score of 0 (which
+  /// ends a search early) never occurs.
+  std::int64_t clock_ns = 1;
   std::int64_t model_compute_ns = 0;    ///< first computations
   std::int64_t remat_compute_ns = 0;    ///< recomputations
   std::int64_t memory_bytes = 0;        ///< resident storage bytes now

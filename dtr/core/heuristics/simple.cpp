@@ -11,16 +11,48 @@ double DtrLocalHeuristic::score(const Graph& g, StorageId s,
   return cost_density(st.compute_ns, st.bytes, now - st.last_access);
 }
 
+StorageId KeyedHeuristic::choose(const ChooseContext& ctx) {
+  // The prototype's sampling and size filter select among a subset: scan.
+  if (ctx.sample_sqrt || ctx.min_bytes > 0) return Heuristic::choose(ctx);
+  const Graph& g = ctx.graph;
+  // Garbage-collect stale entries when they outnumber the live ones.
+  if (heap_.size() > 4 * ctx.pool.size() + 1024) {
+    heap_ = {};
+    for (StorageId s : ctx.pool.slots()) {
+      if (s != kNoId) push(g, s);
+    }
+  }
+  while (!heap_.empty()) {
+    ++accesses_;
+    const Entry& top = heap_.top();
+    const Storage& st = g.storage(top.storage);
+    if (ctx.pool.contains(g, top.storage) && st.pool_seq == top.seq &&
+        key(g, top.storage) == top.key) {
+      return top.storage;  // evicting it makes this entry stale
+    }
+    heap_.pop();
+  }
+  return kNoId;
+}
+
+double LruHeuristic::key(const Graph& g, StorageId s) const {
+  return static_cast<double>(g.storage(s).last_access);
+}
+
 double LruHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
-  return static_cast<double>(g.storage(s).last_access);
+  return key(g, s);
+}
+
+double SizeHeuristic::key(const Graph& g, StorageId s) const {
+  std::int64_t bytes = g.storage(s).bytes;
+  return bytes > 0 ? 1.0 / static_cast<double>(bytes)
+                   : std::numeric_limits<double>::infinity();
 }
 
 double SizeHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
-  std::int64_t bytes = g.storage(s).bytes;
-  return bytes > 0 ? 1.0 / static_cast<double>(bytes)
-                   : std::numeric_limits<double>::infinity();
+  return key(g, s);
 }
 
 double RandomHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
