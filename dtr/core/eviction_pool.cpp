@@ -11,6 +11,7 @@ bool EvictionPool::insert(Graph& g, StorageId s) {
   st.pool_seq = next_seq_++;
   slots_.push_back(s);
   ++live_;
+  bytes_ += st.bytes;
   return true;
 }
 
@@ -20,6 +21,7 @@ bool EvictionPool::erase(Graph& g, StorageId s) {
   slots_[st.pool_slot] = kNoId;
   st.pool_slot = kNoId;
   --live_;
+  bytes_ -= st.bytes;
   if (live_ == 0) slots_.clear();
   return true;
 }

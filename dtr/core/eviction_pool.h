@@ -21,6 +21,8 @@ class EvictionPool {
     return g.storage(s).pool_slot != kNoId;
   }
   std::size_t size() const { return live_; }
+  /// Sum of the pooled storages' bytes (they do not change while pooled).
+  std::int64_t bytes() const { return bytes_; }
   bool empty() const { return live_ == 0; }
   /// Slots in order; entries equal to kNoId are holes to skip.
   const std::vector<StorageId>& slots() const { return slots_; }
@@ -31,6 +33,7 @@ class EvictionPool {
   std::vector<StorageId> slots_;
   std::size_t live_ = 0;
   std::uint64_t next_seq_ = 1;
+  std::int64_t bytes_ = 0;
 };
 
 }  // namespace dtr

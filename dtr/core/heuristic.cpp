@@ -1,7 +1,5 @@
 #include "dtr/core/heuristic.h"
 
-#include <cmath>
-#include <limits>
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristics/evicted_regions.h"
@@ -10,11 +8,9 @@
 
 namespace dtr {
 
-double Heuristic::cost_density(std::int64_t compute_ns, std::int64_t bytes,
-                               std::int64_t staleness) {
-  if (bytes <= 0 || staleness <= 0) {
-    return std::numeric_limits<double>::infinity();
-  }
+double Heuristic::cost_density_wide(std::int64_t compute_ns,
+                                    std::int64_t bytes,
+                                    std::int64_t staleness) {
   // The product is exact in long double up to 2^64, so the quotient is
   // rounded (almost always) like the reference's int/int true division.
   long double denominator =
@@ -24,47 +20,7 @@ double Heuristic::cost_density(std::int64_t compute_ns, std::int64_t bytes,
 }
 
 StorageId Heuristic::choose(const ChooseContext& ctx) {
-  const auto& slots = ctx.pool.slots();
-  StorageId best = kNoId;
-  double best_score = std::numeric_limits<double>::infinity();
-  auto consider = [&](StorageId s) {
-    double sc = score(ctx.graph, s, ctx.now);
-    if (sc <= best_score) {
-      best_score = sc;
-      best = s;
-    }
-    return sc == 0.0;
-  };
-  if (!ctx.sample_sqrt && ctx.min_bytes <= 0) {
-    for (StorageId s : slots) {
-      if (s != kNoId && consider(s)) break;
-    }
-    return best;
-  }
-  // The prototype's optimizations: skip small storages, and step through the
-  // pool by a random stride of 1..sqrt(n), which examines about 2 sqrt(n).
-  std::size_t max_stride = 1;
-  if (ctx.sample_sqrt) {
-    max_stride = std::max<std::size_t>(
-        1, static_cast<std::size_t>(std::sqrt(double(ctx.pool.size()))));
-  }
-  std::uniform_int_distribution<std::size_t> stride(1, max_stride);
-  for (std::size_t i = 0; i < slots.size();) {
-    StorageId s = slots[i];
-    if (s == kNoId) {
-      ++i;
-      continue;
-    }
-    if (ctx.graph.storage(s).bytes >= ctx.min_bytes && consider(s)) break;
-    i += ctx.sample_sqrt ? stride(ctx.rng) : 1;
-  }
-  if (best != kNoId) return best;
-  // Sampling or the size filter found nothing: fall back to a full scan so
-  // that an optimization never turns into a spurious out-of-memory.
-  for (StorageId s : slots) {
-    if (s != kNoId && consider(s)) break;
-  }
-  return best;
+  return scan_pool(ctx, [&](StorageId s) { return score(ctx.graph, s, ctx.now); });
 }
 
 std::unique_ptr<Heuristic> make_heuristic(std::string_view name,

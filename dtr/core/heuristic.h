@@ -5,7 +5,9 @@
 ///
 ///   auto h = dtr::make_heuristic("dtr-eq");
 ///   dtr::Runtime rt({.budget_bytes = 1 << 30}, std::move(h));
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <span>
@@ -62,9 +64,74 @@ class Heuristic {
   /// compute / (bytes * staleness), +inf when the denominator is 0, rounded
   /// the way the reference's exact integer division rounds.
   static double cost_density(std::int64_t compute_ns, std::int64_t bytes,
-                             std::int64_t staleness);
+                             std::int64_t staleness) {
+    if (bytes <= 0 || staleness <= 0) {
+      return std::numeric_limits<double>::infinity();
+    }
+    // Below 2^53 both operands are exact doubles and one IEEE division is
+    // correctly rounded, like Python's int / int.
+    constexpr std::int64_t kExact = std::int64_t{1} << 53;
+    std::int64_t den;
+    if (!__builtin_mul_overflow(bytes, staleness, &den) && den < kExact &&
+        compute_ns < kExact) {
+      return static_cast<double>(compute_ns) / static_cast<double>(den);
+    }
+    return cost_density_wide(compute_ns, bytes, staleness);
+  }
+  static double cost_density_wide(std::int64_t compute_ns, std::int64_t bytes,
+                                  std::int64_t staleness);
+
+  /// The default search over the pool with a given scoring function (see
+  /// choose()); final heuristics call it with an inlinable scorer.
+  template <typename Score>
+  StorageId scan_pool(const ChooseContext& ctx, Score&& score_of);
   std::uint64_t accesses_ = 0;
 };
+
+template <typename Score>
+StorageId Heuristic::scan_pool(const ChooseContext& ctx, Score&& score_of) {
+  const auto& slots = ctx.pool.slots();
+  StorageId best = kNoId;
+  double best_score = std::numeric_limits<double>::infinity();
+  auto consider = [&](StorageId s) {
+    double sc = score_of(s);
+    if (sc <= best_score) {
+      best_score = sc;
+      best = s;
+    }
+    return sc == 0.0;
+  };
+  if (!ctx.sample_sqrt && ctx.min_bytes <= 0) {
+    for (StorageId s : slots) {
+      if (s != kNoId && consider(s)) break;
+    }
+    return best;
+  }
+  // The prototype's optimizations: skip small storages, and step through the
+  // pool by a random stride of 1..sqrt(n), which examines about 2 sqrt(n).
+  std::size_t max_stride = 1;
+  if (ctx.sample_sqrt) {
+    max_stride = std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::sqrt(double(ctx.pool.size()))));
+  }
+  std::uniform_int_distribution<std::size_t> stride(1, max_stride);
+  for (std::size_t i = 0; i < slots.size();) {
+    StorageId s = slots[i];
+    if (s == kNoId) {
+      ++i;
+      continue;
+    }
+    if (ctx.graph.storage(s).bytes >= ctx.min_bytes && consider(s)) break;
+    i += ctx.sample_sqrt ? stride(ctx.rng) : 1;
+  }
+  if (best != kNoId) return best;
+  // Sampling or the size filter found nothing: fall back to a full scan so
+  // that an optimization never turns into a spurious out-of-memory.
+  for (StorageId s : slots) {
+    if (s != kNoId && consider(s)) break;
+  }
+  return best;
+}
 
 /// Creates a heuristic by name: dtr, dtr-eq, dtr-local, lru, size, msps,
 /// random. Throws dtr::InvalidArgument naming the unknown heuristic.

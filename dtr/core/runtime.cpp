@@ -64,13 +64,7 @@ double Runtime::score(StorageId s) {
   return heuristic_->score(graph_, s, stats_.clock_ns);
 }
 
-std::int64_t Runtime::evictable_bytes() const {
-  std::int64_t total = 0;
-  for (StorageId s : pool_.slots()) {
-    if (s != kNoId) total += graph_.storage(s).bytes;
-  }
-  return total;
-}
+std::int64_t Runtime::evictable_bytes() const { return pool_.bytes(); }
 
 // ---------------------------------------------------------------------------
 // Locks and eviction
@@ -576,6 +570,11 @@ void Runtime::check_invariants() const {
                " was evicted");
   }
   DTR_ASSERT(in_pool == pool_.size(), "pool size mismatch");
+  std::int64_t pooled = 0;
+  for (StorageId s : pool_.slots()) {
+    if (s != kNoId) pooled += graph_.storage(s).bytes;
+  }
+  DTR_ASSERT(pooled == pool_.bytes(), "pool bytes mismatch");
   DTR_ASSERT(resident == stats_.memory_bytes, "memory accounting: resident ",
              resident, " != counted ", stats_.memory_bytes);
   DTR_ASSERT(frames_.empty() && arena_.empty(), "frames left behind");

@@ -15,12 +15,8 @@ StorageId KeyedHeuristic::choose(const ChooseContext& ctx) {
   // The prototype's sampling and size filter select among a subset: scan.
   if (ctx.sample_sqrt || ctx.min_bytes > 0) return Heuristic::choose(ctx);
   const Graph& g = ctx.graph;
-  // Garbage-collect stale entries when they outnumber the live ones.
-  if (heap_.size() > 4 * ctx.pool.size() + 1024) {
-    heap_ = {};
-    for (StorageId s : ctx.pool.slots()) {
-      if (s != kNoId) push(g, s);
-    }
+  if (!active_ || heap_.size() > 4 * ctx.pool.size() + 1024) {
+    rebuild(g, ctx.pool);
   }
   while (!heap_.empty()) {
     ++accesses_;
@@ -35,8 +31,27 @@ StorageId KeyedHeuristic::choose(const ChooseContext& ctx) {
   return kNoId;
 }
 
+void KeyedHeuristic::rebuild(const Graph& g, const EvictionPool& pool) {
+  active_ = true;
+  std::vector<Entry> entries;
+  entries.reserve(pool.size());
+  for (StorageId s : pool.slots()) {
+    if (s != kNoId) entries.push_back({key(g, s), g.storage(s).pool_seq, s});
+  }
+  heap_ = std::priority_queue<Entry, std::vector<Entry>, Later>(
+      Later{}, std::move(entries));
+}
+
 double LruHeuristic::key(const Graph& g, StorageId s) const {
   return static_cast<double>(g.storage(s).last_access);
+}
+
+StorageId DtrLocalHeuristic::choose(const ChooseContext& ctx) {
+  return scan_pool(ctx, [&](StorageId s) {
+    ++accesses_;
+    const Storage& st = ctx.graph.storage(s);
+    return cost_density(st.compute_ns, st.bytes, ctx.now - st.last_access);
+  });
 }
 
 double LruHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {

@@ -35,8 +35,12 @@ class KeyedHeuristic : public Heuristic {
     }
   };
   void push(const Graph& g, StorageId s) {
-    heap_.push({key(g, s), g.storage(s).pool_seq, s});
+    if (active_) heap_.push({key(g, s), g.storage(s).pool_seq, s});
   }
+  void rebuild(const Graph& g, const EvictionPool& pool);
+  // The heap is built at the first search (a run that never evicts pays
+  // nothing) and rebuilt when stale entries outnumber live ones.
+  bool active_ = false;
   std::priority_queue<Entry, std::vector<Entry>, Later> heap_;
 };
 
@@ -45,6 +49,7 @@ class DtrLocalHeuristic final : public Heuristic {
  public:
   std::string_view name() const override { return "dtr-local"; }
   double score(const Graph& g, StorageId s, std::int64_t now) override;
+  StorageId choose(const ChooseContext& ctx) override;
 };
 
 /// h_LRU: the least recently used storage (score = last access time).
