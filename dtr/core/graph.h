@@ -64,6 +64,7 @@ struct Storage {
   bool banished = false;             ///< freed for good (banish policy)
   bool banish_pending = false;       ///< waiting for evicted dependents
   bool computed = false;             ///< has been resident at least once
+  bool evict_on_unlock = false;      ///< released while locked (eager)
 };
 
 /// Owner of all graph records; ids index the vectors.

@@ -87,7 +87,20 @@ void Runtime::lock(StorageId s) {
 void Runtime::unlock(StorageId s) {
   Storage& st = graph_.storage(s);
   DTR_ASSERT(st.locks > 0, "unlock of unlocked storage ", s);
-  if (--st.locks == 0 && !st.pinned && st.material) pool_insert(s);
+  if (--st.locks != 0) return;
+  if (st.constant && options_.free_dead_constants && st.ext_refs == 0) {
+    try_banish(s);
+    return;
+  }
+  if (st.pinned || !st.material) return;
+  if (st.evict_on_unlock) {
+    st.evict_on_unlock = false;
+    if (st.ext_refs == 0 && !st.constant) {
+      evict(s, /*eager=*/true);
+      return;
+    }
+  }
+  pool_insert(s);
 }
 
 void Runtime::evict(StorageId s, bool eager) {
@@ -272,7 +285,8 @@ void Runtime::compute(TensorId t, bool remat) {
     }
   }
   heuristic_->on_materialized(graph_, scratch_);
-  if (options_.policy == DeallocPolicy::kBanish) {
+  if (options_.policy == DeallocPolicy::kBanish ||
+      options_.free_dead_constants) {
     // A parent waiting to be banished may now have no evicted dependents.
     std::vector<StorageId> now_resident(scratch_);
     for (StorageId s : now_resident) {
@@ -486,6 +500,35 @@ void Runtime::retain(TensorId t) {
             t, " was freed for good");
   tensor.ext_refs += 1;
   graph_.storage(tensor.storage).ext_refs += 1;
+  graph_.storage(tensor.storage).evict_on_unlock = false;
+}
+
+void Runtime::unpin(TensorId t) {
+  check_tensor(t, "unpin");
+  StorageId s = graph_.tensor(t).storage;
+  Storage& st = graph_.storage(s);
+  DTR_CHECK(!st.constant, "[runtime] unpin: tensor ", t,
+            " is a constant and cannot be recomputed");
+  if (!st.pinned) return;
+  st.pinned = false;
+  if (!st.material || st.locks != 0) return;
+  if (options_.policy == DeallocPolicy::kEager && st.ext_refs == 0) {
+    evict(s, /*eager=*/true);
+  } else {
+    pool_insert(s);
+  }
+}
+
+void Runtime::evict_all() {
+  DTR_CHECK(!busy_, "[runtime] evict_all during an op");
+  while (!pool_.empty()) {
+    for (StorageId s : pool_.slots()) {
+      if (s != kNoId) {
+        evict(s, /*eager=*/false);
+        break;
+      }
+    }
+  }
 }
 
 void Runtime::release(TensorId t) {
@@ -498,12 +541,20 @@ void Runtime::release(TensorId t) {
   Storage& st = graph_.storage(s);
   st.ext_refs -= 1;
   if (st.ext_refs != 0) return;
+  if (st.constant && options_.free_dead_constants) {
+    try_banish(s);
+    return;
+  }
   switch (options_.policy) {
     case DeallocPolicy::kIgnore:
       break;
     case DeallocPolicy::kEager:
-      if (st.material && !st.pinned && !st.constant && st.locks == 0) {
-        evict(s, /*eager=*/true);
+      if (st.material && !st.pinned && !st.constant) {
+        if (st.locks == 0) {
+          evict(s, /*eager=*/true);
+        } else {
+          st.evict_on_unlock = true;
+        }
       }
       break;
     case DeallocPolicy::kBanish:

@@ -41,6 +41,10 @@ struct RuntimeOptions {
   bool sample_sqrt = false;
   /// Prototype optimization: skip candidates under 1% of the mean size.
   bool ignore_small = false;
+  /// Free a constant once the program drops its last handle (its children
+  /// are pinned, since nothing can recompute it any more). Off by default:
+  /// the paper's simulator keeps constants for the whole run.
+  bool free_dead_constants = false;
   std::uint64_t seed = 0;
 };
 
@@ -93,9 +97,17 @@ class Runtime {
   void materialize(TensorId t);
   /// Materializes `t` and makes its storage unevictable for good.
   void pin(TensorId t);
-  /// Adds / drops one external reference (a program handle) to `t`.
+  /// Makes a pinned storage evictable again (constants stay unevictable).
+  void unpin(TensorId t);
+  /// Adds / drops one external reference (a program handle) to `t`. Under
+  /// the eager policy a storage whose last handle goes while it is locked
+  /// is evicted when its last lock is released.
   void retain(TensorId t);
   void release(TensorId t);
+  /// Evicts every evictable storage now (for tests and debugging).
+  void evict_all();
+  /// Restarts peak tracking from the current memory use.
+  void reset_peak() { stats_.peak_bytes = stats_.memory_bytes; }
 
   /// Pre-sizes the graph for about `ops` ops and `tensors` tensors.
   void reserve(std::size_t ops, std::size_t tensors) {

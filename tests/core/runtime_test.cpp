@@ -311,3 +311,65 @@ TEST(RuntimeTest, TwoPhaseCallRecordsOutputsAfterTheOpRan) {
 
 }  // namespace
 }  // namespace dtr
+
+namespace dtr {
+namespace {
+
+std::span<const TensorId> op1(Runtime& rt, std::vector<TensorId> in,
+                              std::int64_t bytes) {
+  OutputSpec out{bytes, -1};
+  return rt.call("f", in, {&out, 1}, 5);
+}
+
+TEST(RuntimeApiTest, ReleaseWhileLockedEvictsAtUnlock) {
+  Runtime rt({}, make_heuristic("dtr"));
+  TensorId x = rt.add_constant(10);
+  TensorId a = op1(rt, {x}, 100)[0];
+  std::vector<TensorId> in{a};
+  rt.begin_call(in);   // a is locked, as during a framework op
+  rt.release(a);       // its last handle goes while locked
+  EXPECT_TRUE(rt.is_defined(a));
+  rt.abort_call(in);   // last lock released: evicted now
+  EXPECT_FALSE(rt.is_defined(a));
+  EXPECT_EQ(rt.stats().eager_evictions, 1u);
+  rt.check_invariants();
+}
+
+TEST(RuntimeApiTest, UnpinMakesAStorageEvictableAgain) {
+  Runtime rt({.budget_bytes = 250}, make_heuristic("lru"));
+  TensorId x = rt.add_constant(10);
+  TensorId a = op1(rt, {x}, 100)[0];
+  rt.pin(a);
+  rt.pin(op1(rt, {x}, 100)[0]);
+  EXPECT_THROW(op1(rt, {x}, 100), OutOfMemory);  // both are pinned
+  rt.unpin(a);
+  EXPECT_NO_THROW(op1(rt, {x}, 100));
+  EXPECT_THROW(rt.unpin(x), InvalidArgument);  // constants stay
+  rt.check_invariants();
+}
+
+TEST(RuntimeApiTest, EvictAllAndResetPeak) {
+  Runtime rt({}, make_heuristic("dtr-eq"));
+  TensorId x = rt.add_constant(10);
+  op1(rt, {x}, 100);
+  op1(rt, {x}, 200);
+  EXPECT_EQ(rt.stats().peak_bytes, 310);
+  rt.evict_all();
+  EXPECT_EQ(rt.stats().memory_bytes, 10);
+  rt.reset_peak();
+  EXPECT_EQ(rt.stats().peak_bytes, 10);
+  rt.check_invariants();
+}
+
+TEST(RuntimeApiTest, DeadConstantsCanBeFreed) {
+  Runtime rt({.free_dead_constants = true}, make_heuristic("dtr"));
+  TensorId w = rt.add_constant(64);
+  TensorId y = op1(rt, {w}, 100)[0];
+  rt.release(w);  // y's only parent can no longer be recomputed: y pinned
+  EXPECT_EQ(rt.stats().memory_bytes, 100);
+  EXPECT_TRUE(rt.graph().storage(rt.graph().tensor(y).storage).pinned);
+  rt.check_invariants();
+}
+
+}  // namespace
+}  // namespace dtr
