@@ -13,6 +13,7 @@ namespace dtr::sim {
 namespace {
 
 using json = nlohmann::json;
+constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
 
 // Note [Trace semantics]
 // The reader mirrors the reference simulator's parser: CALL results get one
@@ -47,6 +48,10 @@ class Reader {
       }
     }
     for (pos_ = begin; pos_ < lines_.size();) step();
+    if (program_.ops.empty()) {
+      throw TraceError("[" + source_ + "] the trace holds no operations" +
+                       (begin > 0 ? " after ANNOTATE START" : ""));
+    }
     finish();
     return std::move(program_);
   }
@@ -71,9 +76,15 @@ class Reader {
     return j;
   }
 
+  // The start of a line, printable characters only (it may be binary).
   std::string excerpt(std::size_t index) const {
     const std::string& l = lines_[index];
-    return "'" + (l.size() > 60 ? l.substr(0, 60) + "..." : l) + "'";
+    std::string out;
+    for (std::size_t i = 0; i < l.size() && i < 60; ++i) {
+      unsigned char c = static_cast<unsigned char>(l[i]);
+      out += (c >= 32 && c < 127) ? static_cast<char>(c) : '?';
+    }
+    return "'" + out + (l.size() > 60 ? "...'" : "'");
   }
 
   std::string get_string(std::size_t index, const json& j,
@@ -189,6 +200,10 @@ class Reader {
     }
     std::int64_t bytes = get_int(index, j, "MEMORY");
     if (bytes < 0) fail(index, "negative MEMORY " + std::to_string(bytes));
+    // Keeps every sum of sizes far from overflow (a petabyte per tensor).
+    if (bytes > kMaxBytes) {
+      fail(index, "MEMORY " + std::to_string(bytes) + " exceeds 2^50 bytes");
+    }
     return bytes;
   }
 

@@ -618,15 +618,6 @@ TEST(TraceReaderTest, NamesDefinedBeforeStartAreNotDefinedAfterIt) {
 // ===========================================================================
 // Semantics of valid traces
 
-TEST(TraceReaderTest, EmptyTraceIsAnEmptyProgram) {
-  Program p = read("");
-  EXPECT_TRUE(p.ops.empty());
-  EXPECT_TRUE(p.steps.empty());
-  EXPECT_EQ(p.value_count, 0u);
-  EXPECT_EQ(p.total_cost_ns, 0);
-  EXPECT_EQ(p.source, "test.log");
-}
-
 TEST(TraceReaderTest, ConstantBecomesAConstantOpWithItsSize) {
   Program p = read(constant("x35415", "3456"), {}, "inception.log");
   EXPECT_EQ(p.source, "inception.log");
@@ -980,10 +971,11 @@ TEST(TraceReaderTest, NumbersAcceptedAsStringsAndAsJsonIntegers) {
 
 TEST(TraceReaderTest, LargeNumbersAreKeptExactly) {
   // Sizes beyond 32 bits occur in the paper's logs (10 GB peaks).
+  // The largest size accepted is 2^50 - 1 bytes.
   Program p = read(constant("x1", "181870592000") +
-                   call("f", {"x1"}, {{"x2", "9007199254740993"}}, "1213481000000"));
+                   call("f", {"x1"}, {{"x2", "1125899906842623"}}, "1213481000000"));
   EXPECT_EQ(p.ops[0].outputs[0].bytes, 181870592000);
-  EXPECT_EQ(p.ops[1].outputs[0].bytes, 9007199254740993);
+  EXPECT_EQ(p.ops[1].outputs[0].bytes, 1125899906842623);
   EXPECT_EQ(p.ops[1].cost_ns, 1213481000000);
 }
 
@@ -1089,6 +1081,42 @@ TEST(TraceReaderTest, TheInceptionExcerptFromThePaperReads) {
   EXPECT_EQ(p.ops[8].outputs[0].bytes, 181870592);
   // The conv's weight argument is the COPY (x35416), i.e. the constant.
   EXPECT_EQ(p.ops[6].inputs, (std::vector<ValueId>{1, 0}));
+}
+
+}  // namespace
+}  // namespace dtr::sim
+
+namespace dtr::sim {
+namespace {
+
+TEST(TraceReaderLimitsTest, EmptyTracesAndHugeSizesAreRejected) {
+  std::istringstream empty("");
+  EXPECT_THROW(read_trace(empty, "empty.log"), TraceError);
+  std::istringstream only_start(
+      "{\"ANNOTATION\":\"START\",\"INSTRUCTION\":\"ANNOTATE\"}\n");
+  EXPECT_THROW(read_trace(only_start, "start.log"), TraceError);
+  std::istringstream huge(
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+      "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"9000000000000000000\","
+      "\"NAME\":\"x1\"}\n");
+  try {
+    read_trace(huge, "huge.log");
+    FAIL() << "no exception";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("[huge.log:2]"), std::string::npos);
+  }
+}
+
+TEST(TraceReaderLimitsTest, BinaryInputIsReportedInPrintableCharacters) {
+  std::istringstream binary(std::string("\x7f" "ELF\x02\x01\x01\x00", 8) + "\n");
+  try {
+    read_trace(binary, "bin.log");
+    FAIL() << "no exception";
+  } catch (const TraceError& e) {
+    for (char c : std::string(e.what())) {
+      EXPECT_TRUE(c >= 32 && c < 127) << int(c);
+    }
+  }
 }
 
 }  // namespace
