@@ -32,12 +32,14 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
 
   // One gnuplot data block per heuristic, successful runs only, by ratio.
   std::map<std::string, std::vector<const SimResult*>> by_heuristic;
-  double constant_share = 0;
+  double constant_share = 0, bottleneck_share = 0;
   for (const auto& r : request.results) {
     by_heuristic[r.heuristic].push_back(&r);
     if (r.baseline.peak_bytes > 0) {
       constant_share =
           double(r.baseline.constant_bytes) / double(r.baseline.peak_bytes);
+      bottleneck_share =
+          double(r.baseline.bottleneck_bytes) / double(r.baseline.peak_bytes);
     }
   }
   std::ofstream d(dat);
@@ -71,7 +73,15 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     << ", graph 0 to 0, graph 1 fc rgb '#000000' fs transparent solid 0.25 "
        "noborder\n"
     << "set label 1 'constants' at " << constant_share / 2
-    << ", graph 0.95 center font ',9'\n";
+    << ", graph 0.95 center font ',9'\n"
+    // The paper's gray band: constants plus the largest single op's
+    // working set, below which no heuristic can run.
+    << "set object 2 rect from " << constant_share + bottleneck_share
+    << ", graph 0 to " << constant_share
+    << ", graph 1 fc rgb '#808080' fs transparent solid 0.15 noborder\n"
+    << "set label 2 'largest op' at "
+    << constant_share + bottleneck_share / 2
+    << ", graph 0.90 center font ',9'\n";
   if (names.empty()) {
     g << "plot 1/0 notitle\n";
   } else {

@@ -1,7 +1,8 @@
 #pragma once
 /// Overhead-versus-budget plots in the layout of the paper's Figure 2: one
-/// line per heuristic, x = budget ratio, y = compute overhead, the share of
-/// the baseline peak taken by constants shaded. Drawn by gnuplot (Debian's
+/// line per heuristic, x = budget ratio, y = compute overhead; shaded: the
+/// share of the baseline peak taken by constants, and beside it the largest
+/// single op's working set (no budget below both can work). Drawn by gnuplot (Debian's
 /// gnuplot-nox), which the sweep runs on a generated script.
 #include <string>
 #include <vector>

@@ -9,7 +9,7 @@ const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> columns = {
       "trace", "heuristic", "policy", "budget_ratio", "budget_bytes",
       "baseline_peak_bytes", "baseline_compute_ns", "baseline_constant_bytes",
-      "model_compute_ns", "remat_compute_ns", "overhead", "peak_bytes",
+      "baseline_bottleneck_bytes", "model_compute_ns", "remat_compute_ns", "overhead", "peak_bytes",
       "evictions", "eager_evictions", "banishments", "remats",
       "metadata_accesses", "status", "trace_ops", "sim_wall_ns"};
   return columns;
@@ -25,6 +25,7 @@ nlohmann::json result_to_json(const std::string& trace, const SimResult& r) {
   j["baseline_peak_bytes"] = r.baseline.peak_bytes;
   j["baseline_compute_ns"] = r.baseline.compute_ns;
   j["baseline_constant_bytes"] = r.baseline.constant_bytes;
+  j["baseline_bottleneck_bytes"] = r.baseline.bottleneck_bytes;
   j["model_compute_ns"] = r.model_compute_ns;
   j["remat_compute_ns"] = r.remat_compute_ns;
   j["overhead"] = r.overhead;
@@ -60,7 +61,8 @@ std::string result_to_csv_row(const std::string& trace, const SimResult& r) {
   o << quoted << ',' << r.heuristic << ',' << to_string(r.policy) << ','
     << r.budget_ratio << ',' << r.budget_bytes << ','
     << r.baseline.peak_bytes << ',' << r.baseline.compute_ns << ','
-    << r.baseline.constant_bytes << ',' << r.model_compute_ns << ','
+    << r.baseline.constant_bytes << ',' << r.baseline.bottleneck_bytes << ','
+    << r.model_compute_ns << ','
     << r.remat_compute_ns << ',' << r.overhead << ',' << r.peak_bytes << ','
     << r.evictions << ',' << r.eager_evictions << ',' << r.banishments << ','
     << r.remats << ',' << r.metadata_accesses << ',' << to_string(r.status)
