@@ -1,0 +1,75 @@
+// The public C++ API (dtr_torch.h): thin forwarding to the Context.
+#include <torch/nn/module.h>
+
+#include <sstream>
+
+#include "dtr/torch/checkpoint_context.h"
+#include "dtr/torch/dtr_torch.h"
+#include "dtr/torch/trace_recording.h"
+
+namespace dtr::pt {
+
+at::Tensor checkpoint(const at::Tensor& t) {
+  return Context::get().checkpoint(t);
+}
+
+torch::nn::Module& checkpoint(torch::nn::Module& module) {
+  // Parameters stay plain (LIBTORCH-NOTES pitfall 7): the optimizer updates
+  // them in place and a lineage cut keeps replays correct. Check here that
+  // they are tensors the kernel can read.
+  for (const auto& p : module.parameters()) {
+    TORCH_CHECK(p.device().is_cpu() && p.layout() == at::kStrided,
+                "[dtr] checkpoint(module): parameter is not a dense CPU "
+                "tensor: ", p.toString());
+  }
+  return module;
+}
+
+at::Tensor decheckpoint(const at::Tensor& t) {
+  return Context::get().decheckpoint(t);
+}
+
+bool is_checkpoint(const at::Tensor& t) { return as_checkpoint(t) != nullptr; }
+
+std::int64_t set_budget(std::int64_t bytes) {
+  return Context::get().set_budget(bytes);
+}
+
+std::int64_t budget() { return Context::get().budget(); }
+
+void set_cost_model(CostModel model) { Context::get().set_cost_model(model); }
+
+Stats stats() { return Context::get().stats(); }
+
+void reset_peak() { Context::get().reset_peak(); }
+
+void evict_all() { Context::get().evict_all(); }
+
+std::string to_string(const Stats& s) {
+  std::ostringstream out;
+  out << "budget_bytes=" << s.budget_bytes << " dtr_bytes=" << s.dtr_bytes
+      << " dtr_peak_bytes=" << s.dtr_peak_bytes
+      << " allocator_bytes=" << s.allocator_bytes
+      << " allocator_peak_bytes=" << s.allocator_peak_bytes
+      << " outside_bytes=" << s.outside_bytes
+      << " held_bytes=" << s.held_bytes << " ops=" << s.ops
+      << " remat_ops=" << s.remat_ops << " evictions=" << s.evictions
+      << " eager_evictions=" << s.eager_evictions
+      << " lineage_cuts=" << s.lineage_cuts
+      << " remat_compute_ns=" << s.remat_compute_ns;
+  return out.str();
+}
+
+}  // namespace dtr::pt
+
+namespace dtr::pt {
+
+TraceRecording::TraceRecording(std::ostream& out)
+    : recorder_(std::make_unique<TraceRecorder>(out)) {
+  recorder_->annotate("START");
+  Context::get().set_recorder(recorder_.get());
+}
+
+TraceRecording::~TraceRecording() { Context::get().set_recorder(nullptr); }
+
+}  // namespace dtr::pt

@@ -1,0 +1,99 @@
+#include "dtr/torch/checkpoint_tensor.h"
+
+#include "dtr/torch/checkpoint_context.h"
+
+namespace dtr::pt {
+
+Cell::~Cell() { Context::get().on_cell_dead(*this); }
+
+Remat::~Remat() { Context::get().on_remat_dead(*this); }
+
+Handle::Handle(std::shared_ptr<Cell> c) : cell(std::move(c)) {
+  ++cell->handles;
+}
+
+Handle::~Handle() { reset(nullptr); }
+
+void Handle::reset(std::shared_ptr<Cell> c) {
+  if (c) ++c->handles;
+  std::shared_ptr<Cell> old = std::move(cell);
+  cell = std::move(c);
+  if (old && --old->handles == 0) Context::get().on_last_handle(*old);
+}
+
+namespace {
+c10::DispatchKeySet wrapper_keys() {
+  // The TensorImpl constructor adds AutogradPrivateUse1 and ADInplaceOrView.
+  return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
+}
+}  // namespace
+
+CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle)
+    : c10::TensorImpl(wrapper_keys(), handle->cell->value.dtype(),
+                      c10::Device(c10::DeviceType::CPU)),
+      handle_(std::move(handle)) {
+  set_storage_access_should_throw();
+  refresh_metadata(handle_->cell->value);
+}
+
+CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle,
+                                           caffe2::TypeMeta dtype)
+    : c10::TensorImpl(wrapper_keys(), dtype,
+                      c10::Device(c10::DeviceType::CPU)),
+      handle_(std::move(handle)) {
+  set_storage_access_should_throw();
+}
+
+void CheckpointTensorImpl::refresh_metadata(const at::Tensor& value) {
+  set_sizes_and_strides(value.sizes(), value.strides(),
+                        value.storage_offset());
+}
+
+c10::intrusive_ptr<c10::TensorImpl>
+CheckpointTensorImpl::shallow_copy_and_detach(
+    const c10::VariableVersion& version_counter,
+    bool allow_tensor_metadata_change) const {
+  auto impl = c10::make_intrusive<CheckpointTensorImpl>(handle_, dtype());
+  copy_tensor_metadata(this, impl.get(), version_counter,
+                       allow_tensor_metadata_change);
+  impl->refresh_numel();
+  impl->refresh_contiguous();
+  return impl;
+}
+
+c10::intrusive_ptr<c10::TensorImpl>
+CheckpointTensorImpl::shallow_copy_and_detach(
+    c10::VariableVersion&& version_counter,
+    bool allow_tensor_metadata_change) const {
+  auto impl = c10::make_intrusive<CheckpointTensorImpl>(handle_, dtype());
+  copy_tensor_metadata(this, impl.get(), std::move(version_counter),
+                       allow_tensor_metadata_change);
+  impl->refresh_numel();
+  impl->refresh_contiguous();
+  return impl;
+}
+
+void CheckpointTensorImpl::shallow_copy_from(
+    const c10::intrusive_ptr<c10::TensorImpl>& impl) {
+  auto* other = dynamic_cast<CheckpointTensorImpl*>(impl.get());
+  TORCH_CHECK(other != nullptr,
+              "[dtr] shallow_copy_from: cannot set a checkpointed tensor's "
+              "data to a plain tensor");
+  copy_tensor_metadata(other, this, version_counter(),
+                       allow_tensor_metadata_change());
+  refresh_numel();
+  refresh_contiguous();
+  handle_ = other->handle_;
+}
+
+CheckpointTensorImpl* as_checkpoint(const at::Tensor& t) {
+  if (!t.defined()) return nullptr;
+  return dynamic_cast<CheckpointTensorImpl*>(t.unsafeGetTensorImpl());
+}
+
+at::Tensor make_wrapper(std::shared_ptr<Cell> cell) {
+  auto handle = std::make_shared<Handle>(std::move(cell));
+  return at::Tensor(c10::make_intrusive<CheckpointTensorImpl>(handle));
+}
+
+}  // namespace dtr::pt

@@ -1,0 +1,99 @@
+#pragma once
+/// The wrapper tensor and the records behind it.
+///
+/// Note [Handle, Cell, Remat]
+/// A CheckpointTensorImpl is a storage-less TensorImpl whose dispatch keys
+/// are PrivateUse1 (+ its autograd key), device CPU, with sizes and strides
+/// copied from the value it stands for. Shallow copies (.data(), detach,
+/// saved variables) share one Handle, a mutable slot: copy-on-write swaps
+/// the Handle's Cell, so every copy sees the new value. A Cell is one value
+/// of the core runtime's graph (a TensorId): the plain tensor when resident,
+/// and the Remat (operator + saved arguments + input cells) that recomputes
+/// it. Cells own their producer Remat and Remats own their input Cells, so
+/// lineage lives exactly as long as something can still need it.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/TensorImpl.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dtr/core/graph.h"
+
+namespace dtr::pt {
+
+struct Remat;
+
+struct Cell : std::enable_shared_from_this<Cell> {
+  TensorId id = kNoId;
+  at::Tensor value;              ///< undefined while evicted
+  std::shared_ptr<Remat> remat;  ///< null: cannot be recomputed (held)
+  int handles = 0;               ///< Handles pointing here (program refs)
+  bool held = false;             ///< locked in the runtime until death
+  bool core_ref = true;          ///< still owns its runtime external ref
+  ~Cell();
+};
+
+/// How to recompute the outputs of one operator call.
+struct Remat {
+  c10::OperatorHandle op;
+  std::vector<c10::IValue> args;  ///< wrappers replaced by undefined tensors
+  /// Per tensor slot of `args` in traversal order: index into `inputs`, or
+  /// -1 for a plain tensor kept in `args`.
+  std::vector<int> slots;
+  std::vector<std::shared_ptr<Cell>> inputs;
+  std::vector<int> cow_slots;  ///< slots cloned before the op (in-place)
+  /// Per flattened tensor result: index into `outputs`, or -1 (ignored).
+  std::vector<int> result_map;
+  std::vector<TensorId> outputs;  ///< runtime ids (cells may be dead)
+  std::vector<int> stripped_args;  ///< hidden mutations passed as None
+  at::Generator generator;  ///< for random ops: the generator used
+  at::Tensor rng_state;     ///< its state before the op
+  std::vector<const c10::StorageImpl*> captured;  ///< plain storages read
+  OpId op_id = kNoId;
+  explicit Remat(c10::OperatorHandle h) : op(std::move(h)) {}
+  ~Remat();
+};
+
+struct Handle {
+  std::shared_ptr<Cell> cell;
+  explicit Handle(std::shared_ptr<Cell> c);
+  ~Handle();
+  void reset(std::shared_ptr<Cell> c);
+};
+
+class CheckpointTensorImpl final : public c10::TensorImpl {
+ public:
+  /// A wrapper for `cell`, whose value must be resident (for metadata).
+  explicit CheckpointTensorImpl(std::shared_ptr<Handle> handle);
+  /// A shallow copy: metadata comes from copy_tensor_metadata, since the
+  /// value may be evicted.
+  CheckpointTensorImpl(std::shared_ptr<Handle> handle,
+                       caffe2::TypeMeta dtype);
+  const std::shared_ptr<Handle>& handle() const { return handle_; }
+  /// Copies sizes/strides/offset from a resident value (after COW).
+  void refresh_metadata(const at::Tensor& value);
+
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
+      const c10::VariableVersion& version_counter,
+      bool allow_tensor_metadata_change) const override;
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
+      c10::VariableVersion&& version_counter,
+      bool allow_tensor_metadata_change) const override;
+  void shallow_copy_from(const c10::intrusive_ptr<c10::TensorImpl>& impl)
+      override;
+  const char* tensorimpl_type_name() const override {
+    return "CheckpointTensorImpl";
+  }
+
+ private:
+  std::shared_ptr<Handle> handle_;
+};
+
+/// The wrapper behind `t`, or nullptr for a plain tensor.
+CheckpointTensorImpl* as_checkpoint(const at::Tensor& t);
+/// A new wrapper tensor for a new Handle on `cell`.
+at::Tensor make_wrapper(std::shared_ptr<Cell> cell);
+
+}  // namespace dtr::pt

@@ -1,0 +1,44 @@
+#pragma once
+/// The CPU allocator dtr installs (c10::SetCPUAllocator): it counts every
+/// live byte, keeps the peak, and asks a hook before each allocation so the
+/// budget is enforced before memory is taken (evict first, then allocate).
+#include <c10/core/Allocator.h>
+
+#include <cstdint>
+#include <functional>
+
+namespace dtr::pt {
+
+struct AllocatorCounters {
+  std::int64_t bytes = 0;
+  std::int64_t peak_bytes = 0;
+};
+
+/// Installs the counting allocator once (idempotent). Allocations made
+/// before it was installed keep their own deleters and are not counted.
+void install_counting_allocator();
+AllocatorCounters allocator_counters();
+void reset_allocator_peak();
+
+/// Per-thread allocation window: while one is open on this thread, each
+/// allocation of n bytes first calls `before(pending + n)` (which may evict
+/// or throw), then adds n to `pending`; frees of memory allocated inside the
+/// window subtract again. Windows nest (a replay inside an operator call).
+class AllocationWindow {
+ public:
+  using Hook = void (*)(std::int64_t bytes);
+  explicit AllocationWindow(Hook before);
+  ~AllocationWindow();
+  AllocationWindow(const AllocationWindow&) = delete;
+  AllocationWindow& operator=(const AllocationWindow&) = delete;
+  std::int64_t pending_bytes() const { return pending_; }
+
+ private:
+  friend class CountingAllocator;
+  Hook before_;
+  std::int64_t pending_ = 0;
+  std::uint64_t epoch_;
+  AllocationWindow* previous_;
+};
+
+}  // namespace dtr::pt

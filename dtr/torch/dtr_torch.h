@@ -1,0 +1,91 @@
+#pragma once
+/// DTR for LibTorch: run ordinary LibTorch code under a byte budget.
+///
+///   auto x = dtr::pt::checkpoint(batch);       // wrap the input
+///   dtr::pt::Budget guard(64 << 20);          // evict above 64 MiB
+///   auto loss = torch::nll_loss(model->forward(x), target);
+///   loss.backward();                          // results bitwise identical
+///   std::cout << dtr::pt::stats().allocator_peak_bytes;
+///
+/// Every operator that touches a checkpointed tensor goes through one boxed
+/// kernel (see checkpoint_kernel.h) that materializes the inputs, runs the
+/// operator on plain tensors and records how to recompute the outputs.
+/// Parameters stay plain tensors: they are memory outside DTR's control.
+/// Not thread-safe across concurrent training loops (one global runtime).
+#include <ATen/ATen.h>
+
+#include "dtr/core/error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace torch::nn {
+class Module;
+}
+
+namespace dtr::pt {
+
+/// Wraps `t` as a checkpointed tensor (an unevictable, freeable constant).
+/// A tensor that is already checkpointed is returned unchanged.
+at::Tensor checkpoint(const at::Tensor& t);
+/// Marks a module's parameters and buffers as memory outside DTR's control
+/// (they stay plain tensors; see LIBTORCH-NOTES pitfall 7) and returns it.
+torch::nn::Module& checkpoint(torch::nn::Module& module);
+/// The plain tensor behind `t`, rematerialized if needed; `t` if plain.
+at::Tensor decheckpoint(const at::Tensor& t);
+bool is_checkpoint(const at::Tensor& t);
+
+/// Sets the budget in bytes of tensor storage under DTR's control; returns
+/// the previous one. kUnlimited disables eviction.
+std::int64_t set_budget(std::int64_t bytes);
+std::int64_t budget();
+inline constexpr std::int64_t kUnlimited = std::int64_t{1} << 60;
+
+/// Scoped budget: sets it, restores the previous one on destruction.
+class Budget {
+ public:
+  explicit Budget(std::int64_t bytes) : previous_(set_budget(bytes)) {}
+  ~Budget() { set_budget(previous_); }
+  Budget(const Budget&) = delete;
+  Budget& operator=(const Budget&) = delete;
+
+ private:
+  std::int64_t previous_;
+};
+
+/// Cost model for eviction scores: measured op time (monotonic clock) or a
+/// deterministic model (output bytes), which makes runs reproducible.
+enum class CostModel { kMeasured, kBytes };
+void set_cost_model(CostModel model);
+
+struct Stats {
+  std::int64_t budget_bytes = 0;
+  std::int64_t dtr_bytes = 0;       ///< resident storage under DTR control
+  std::int64_t dtr_peak_bytes = 0;  ///< its peak since reset_peak()
+  std::int64_t allocator_bytes = 0;       ///< every live CPU allocation
+  std::int64_t allocator_peak_bytes = 0;  ///< its peak since reset_peak()
+  std::int64_t outside_bytes = 0;  ///< allocator_bytes - dtr_bytes now
+  std::int64_t held_bytes = 0;     ///< unevictable: inputs, grads, state
+  std::uint64_t ops = 0;           ///< operator calls through the kernel
+  std::uint64_t remat_ops = 0;     ///< replays
+  std::uint64_t evictions = 0;     ///< chosen by the heuristic
+  std::uint64_t eager_evictions = 0;  ///< last handle dropped
+  std::uint64_t lineage_cuts = 0;  ///< see Note [Lineage cut]
+  std::int64_t remat_compute_ns = 0;
+};
+Stats stats();
+/// Evicts every evictable value now (tests, debugging); they are
+/// recomputed when next needed.
+void evict_all();
+/// Resets both peaks to the current values.
+void reset_peak();
+std::string to_string(const Stats& s);
+
+/// An operator the kernel cannot run on checkpointed tensors; the message
+/// names it ("[dtr] aten::set_.source_Tensor: ...").
+class UnsupportedOperator : public dtr::Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace dtr::pt
