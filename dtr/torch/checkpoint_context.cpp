@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
+#include <map>
 #include <unordered_set>
 
 #include "dtr/core/error.h"
@@ -166,7 +168,10 @@ Context& Context::get() {
 
 Context::Context()
     : runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
-               make_heuristic("dtr-eq"), this) {
+               make_heuristic(std::getenv("DTR_HEURISTIC") != nullptr
+                                  ? std::getenv("DTR_HEURISTIC")
+                                  : "dtr-eq"),
+               this) {
   install_counting_allocator();
   debug_ = std::getenv("DTR_DEBUG") != nullptr;
 }
@@ -325,7 +330,12 @@ std::int64_t Context::cost_of(std::int64_t elapsed_ns,
 
 void Context::make_room_hook(std::int64_t bytes) {
   Context& c = get();
-  c.runtime_.make_room(bytes);
+  try {
+    c.runtime_.make_room(bytes);
+  } catch (const OutOfMemory&) {
+    if (c.debug_) c.dump_summary(std::cerr);
+    throw;
+  }
   c.dtr_peak_bytes_ = std::max(c.dtr_peak_bytes_,
                                c.runtime_.stats().memory_bytes + bytes);
 }
@@ -396,6 +406,42 @@ void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                                 std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n, stack->end());
 
+  // Note [unsafe_split]
+  // lstm_cell (and GRU cells) split the gates with unsafe_split and then
+  // apply sigmoid_/tanh_ to each chunk in place. On aliases of one storage
+  // with live siblings, an in-place write must run directly and holds the
+  // whole storage (one gates buffer per time step: the LSTM could not go
+  // below ~95% of its peak). PyTorch leaves the aliasing of these outputs
+  // to the caller ("safe as long as only the input, or only the outputs,
+  // are modified in place"), so we return independent clones: each chunk
+  // is a fresh, recomputable storage, mutated by copy-on-write/move like
+  // any other value, and the split input is evictable again.
+  if (!in_unsafe_split_ &&
+      (schema.name() == "aten::unsafe_split" ||
+       schema.name() == "aten::unsafe_split_with_sizes") &&
+      as_checkpoint(args[0].toTensor()) != nullptr) {
+    for (auto& a : args) stack->push_back(std::move(a));
+    in_unsafe_split_ = true;
+    try {
+      call(op, stack);
+    } catch (...) {
+      in_unsafe_split_ = false;
+      throw;
+    }
+    in_unsafe_split_ = false;
+    auto parts = stack->back().toTensorList();
+    stack->pop_back();
+    c10::List<at::Tensor> out;
+    out.reserve(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      at::Tensor p = parts.get(i);
+      out.push_back(as_checkpoint(p) != nullptr ? p.clone() : p);
+    }
+    parts = c10::List<at::Tensor>();
+    stack->push_back(std::move(out));
+    return;
+  }
+
   if (schema.name() == "aten::detach_") {  // autograd metadata only
     stack->push_back(std::move(args[0]));
     return;
@@ -448,6 +494,12 @@ void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
             "') must be plain tensors, not checkpointed ones"));
       }
       Mutation m = classify(t, *w->handle()->cell, 0);
+      if (debug_) {
+        const Cell& cc = *w->handle()->cell;
+        std::fprintf(stderr, "[dtr]   %s arg %zu mutation %d refs %ld handles %d remat %d\n",
+                     name.c_str(), i, int(m), cc.weak_from_this().use_count(),
+                     cc.handles, int(cc.remat != nullptr));
+      }
       if (m == Mutation::kMove) moved[i] = true;
       if (m == Mutation::kCopyOnWrite || m == Mutation::kMove) {
         any_cow = true;
@@ -876,6 +928,39 @@ void Context::dump(std::ostream& out) {
         << " ext_refs=" << st.ext_refs << " live_cells=" << live
         << " held=" << held << " handles=" << handles << " op="
         << g.op(g.tensor(st.tensors[0]).op).name << "\n";
+  }
+}
+
+void Context::dump_summary(std::ostream& out) {
+  const Graph& g = runtime_.graph();
+  struct Row { std::int64_t bytes = 0; int count = 0; };
+  std::map<std::string, Row> rows;
+  for (StorageId s = 0; s < g.storage_count(); ++s) {
+    const Storage& st = g.storage(s);
+    if (!st.material || st.bytes == 0) continue;
+    int held = 0, handles = 0, live = 0;
+    for (TensorId t : st.tensors) {
+      if (t < cells_.size() && cells_[t] != nullptr) {
+        ++live;
+        held += cells_[t]->held;
+        handles += cells_[t]->handles;
+      }
+    }
+    std::string key(g.op(g.tensor(st.tensors[0]).op).name);
+    key += st.locks ? " locked" : "";
+    key += st.pinned ? " pinned" : "";
+    key += st.constant ? " constant" : "";
+    key += held ? " held" : "";
+    key += live == 0 ? " no-cell" : "";
+    key += handles > 0 ? " handle" : "";
+    auto& r = rows[key];
+    r.bytes += st.bytes;
+    ++r.count;
+  }
+  out << "[dtr] resident storages by producing op and state:\n";
+  for (const auto& [k, r] : rows) {
+    out << "[dtr]   " << r.bytes << " bytes in " << r.count << " x " << k
+        << "\n";
   }
 }
 

@@ -36,6 +36,8 @@ class Context final : public Executor {
   void evict_all();
   /// Debugging: one line per resident storage.
   void dump(std::ostream& out);
+  /// Debugging: resident bytes grouped by producing op and state.
+  void dump_summary(std::ostream& out);
   /// Starts (or with nullptr stops) recording a trace of every call.
   void set_recorder(TraceRecorder* recorder);
 
@@ -83,6 +85,7 @@ class Context final : public Executor {
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t ops_ = 0;
   TraceRecorder* recorder_ = nullptr;
+  bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   bool debug_ = false;  // DTR_DEBUG=1: one line per kernel call
 };
 

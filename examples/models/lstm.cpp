@@ -1,5 +1,5 @@
-// LSTM language-model-like task: embedding-free inputs (batch x seq x 64),
-// one LSTMCell (hidden 256) unrolled over `kSeq` steps, classifying every
+// LSTM language-model-like task: embedding-free inputs (batch x seq x 32),
+// one LSTMCell (hidden 128) unrolled over `kSeq` steps, classifying every
 // step. Sequence length is a parameter (DTR_LSTM_SEQ, default 64).
 #include <cstdlib>
 
@@ -41,7 +41,7 @@ class LstmTask final : public Task {
   }
 
  private:
-  static constexpr std::int64_t kIn = 64, kHidden = 256, kClasses = 32;
+  static constexpr std::int64_t kIn = 32, kHidden = 128, kClasses = 32;
   std::int64_t batch_, seq_;
   nn::Sequential net_;
   nn::LSTMCell cell_{kIn, kHidden};

@@ -77,6 +77,10 @@ def _train_resnet18(use_dtr, budget=None, steps=2):
 class Resnet18Test(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        # Deterministic costs: measured op times would make eviction
+        # decisions (and the margin under the budget) vary run to run.
+        dtr.set_cost_model("bytes")
+        cls.addClassCleanup(dtr.set_cost_model, "measured")
         cls.plain = _train_resnet18(False)
         cls.free = _train_resnet18(True)
         cls.budget = cls.free[2]["dtr_peak_bytes"] // 2

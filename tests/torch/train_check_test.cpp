@@ -26,6 +26,9 @@ TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
   o.steps = 2;
   o.budget_ratio = c.ratio;
   o.check = true;
+  // Measured op times vary run to run and so would eviction decisions; the
+  // byte cost model makes the test deterministic.
+  o.bytes_cost = true;
   std::ostringstream log;
   dtr::models::RunReport run;
   ASSERT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
@@ -38,8 +41,10 @@ INSTANTIATE_TEST_SUITE_P(
     Models, TrainCheckTest,
     ::testing::Values(Case{"mlp", 2048, 0.5}, Case{"resnet32", 4, 0.5},
                       Case{"densenet", 4, 0.5}, Case{"unet", 2, 0.5},
-                      // LSTM: weight gradients (1 MiB per step) dominate at
-                      // CI sizes; no budget below the peak is feasible yet.
+                      // lstm, treelstm, transformer at 0.5: step 0 passes,
+                      // step 1 runs out of memory after the first lineage
+                      // cut (gradients and momentum held); see the status
+                      // section of docs/torch.md.
                       Case{"lstm", 8, 1.0}, Case{"treelstm", 2, 0.9},
                       Case{"transformer", 2, 0.8}),
     [](const auto& info) { return std::string(info.param.model); });
