@@ -36,9 +36,9 @@ struct TransitionImpl : nn::Module {
 };
 TORCH_MODULE(Transition);
 
-class DenseNetTask final : public Task {
+class DenseNetTask final : public CifarTask<nn::Sequential> {
  public:
-  explicit DenseNetTask(std::int64_t batch) : batch_(batch) {
+  explicit DenseNetTask(std::int64_t batch) : CifarTask(batch) {
     constexpr std::int64_t kGrowth = 12, kLayers = 6;
     std::int64_t c = 2 * kGrowth;
     net_->push_back(nn::Conv2d(nn::Conv2dOptions(3, c, 3).padding(1).bias(false)));
@@ -58,19 +58,6 @@ class DenseNetTask final : public Task {
     net_->push_back(nn::Flatten());
     net_->push_back(nn::Linear(c, 10));
   }
-  nn::Module& module() override { return *net_; }
-  std::vector<torch::Tensor> batch(std::int64_t step) override {
-    auto gen = data_generator(step);
-    return {torch::randn({batch_, 3, 32, 32}, gen),
-            torch::randint(10, {batch_}, gen)};
-  }
-  torch::Tensor loss(const std::vector<torch::Tensor>& in) override {
-    return nn::functional::cross_entropy(net_->forward(in[0]), in[1]);
-  }
-
- private:
-  std::int64_t batch_;
-  nn::Sequential net_;
 };
 
 }  // namespace

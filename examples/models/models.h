@@ -44,4 +44,25 @@ std::unique_ptr<Task> make_transformer(std::int64_t batch);
 /// A generator seeded from (model, step): data independent of the global one.
 torch::Generator data_generator(std::int64_t step);
 
+/// A CIFAR-style classification task on `Net` (a torch::nn module holder):
+/// random 3x32x32 images, 10 classes, cross-entropy loss.
+template <typename Net>
+class CifarTask : public Task {
+ public:
+  explicit CifarTask(std::int64_t batch) : batch_(batch) {}
+  torch::nn::Module& module() override { return *net_; }
+  std::vector<torch::Tensor> batch(std::int64_t step) override {
+    auto gen = data_generator(step);
+    return {torch::randn({batch_, 3, 32, 32}, gen),
+            torch::randint(10, {batch_}, gen)};
+  }
+  torch::Tensor loss(const std::vector<torch::Tensor>& in) override {
+    return torch::nn::functional::cross_entropy(net_->forward(in[0]), in[1]);
+  }
+
+ protected:
+  std::int64_t batch_;
+  Net net_;
+};
+
 }  // namespace dtr::models

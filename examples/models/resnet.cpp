@@ -69,28 +69,10 @@ struct ResNet32Impl : nn::Module {
 };
 TORCH_MODULE(ResNet32);
 
-class ResNetTask final : public Task {
- public:
-  explicit ResNetTask(std::int64_t batch) : batch_(batch) {}
-  nn::Module& module() override { return *net_; }
-  std::vector<torch::Tensor> batch(std::int64_t step) override {
-    auto gen = data_generator(step);
-    return {torch::randn({batch_, 3, 32, 32}, gen),
-            torch::randint(10, {batch_}, gen)};
-  }
-  torch::Tensor loss(const std::vector<torch::Tensor>& in) override {
-    return nn::functional::cross_entropy(net_->forward(in[0]), in[1]);
-  }
-
- private:
-  std::int64_t batch_;
-  ResNet32 net_;
-};
-
 }  // namespace
 
 std::unique_ptr<Task> make_resnet32(std::int64_t batch) {
-  return std::make_unique<ResNetTask>(batch);
+  return std::make_unique<CifarTask<ResNet32>>(batch);
 }
 
 }  // namespace dtr::models
