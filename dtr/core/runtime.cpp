@@ -118,7 +118,8 @@ void Runtime::evict(StorageId s, bool eager) {
 
 void Runtime::free_for(std::int64_t bytes) {
   if (stats_.memory_bytes + bytes <= options_.budget_bytes) return;
-  std::int64_t evictable_at_start = -1;
+  // Reported if we run out: what could be evicted when the request began.
+  const std::int64_t evictable_at_start = pool_.bytes();
   std::int64_t min_bytes = 0;
   if (options_.ignore_small && graph_.storage_count() > 0) {
     min_bytes = total_storage_bytes_ /
@@ -126,11 +127,9 @@ void Runtime::free_for(std::int64_t bytes) {
   }
   while (stats_.memory_bytes + bytes > options_.budget_bytes) {
     if (pool_.empty()) {
-      if (evictable_at_start < 0) evictable_at_start = 0;
       throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
                         stats_.memory_bytes);
     }
-    if (evictable_at_start < 0) evictable_at_start = evictable_bytes();
     ++stats_.eviction_searches;
     ChooseContext ctx{graph_, pool_, stats_.clock_ns, options_.sample_sqrt,
                       min_bytes, rng_};
@@ -288,8 +287,7 @@ void Runtime::compute(TensorId t, bool remat) {
   if (options_.policy == DeallocPolicy::kBanish ||
       options_.free_dead_constants) {
     // A parent waiting to be banished may now have no evicted dependents.
-    std::vector<StorageId> now_resident(scratch_);
-    for (StorageId s : now_resident) {
+    for (StorageId s : scratch_) {
       graph_.for_each_parent_storage(s, [&](StorageId p) {
         if (p != s && graph_.storage(p).banish_pending) try_banish(p);
       });
