@@ -170,7 +170,7 @@ Context::Context()
     : runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
                make_heuristic(std::getenv("DTR_HEURISTIC") != nullptr
                                   ? std::getenv("DTR_HEURISTIC")
-                                  : "dtr-eq"),
+                                  : "dtr"),
                this) {
   install_counting_allocator();
   debug_ = std::getenv("DTR_DEBUG") != nullptr;

@@ -17,8 +17,8 @@ std::int64_t default_batch(const std::string& name) {
   if (name == "resnet32") return 16;
   if (name == "densenet") return 16;
   if (name == "unet") return 4;
-  if (name == "lstm") return 64;
-  if (name == "treelstm") return 32;
+  if (name == "lstm") return 256;
+  if (name == "treelstm") return 64;
   if (name == "transformer") return 16;
   throw InvalidArgument("[train] unknown model '" + name + "'");
 }
