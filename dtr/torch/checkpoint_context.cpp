@@ -545,7 +545,12 @@ void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   CoreScope scope(*this);
   ++ops_;
-  runtime_.begin_call(ids);
+  try {
+    runtime_.begin_call(ids);  // may rematerialize inputs: runs out too
+  } catch (const OutOfMemory&) {
+    if (debug_) dump_summary(std::cerr);
+    throw;
+  }
 
   const bool random = is_random(schema);
   at::Generator gen;
