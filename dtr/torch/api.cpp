@@ -55,7 +55,7 @@ std::string to_string(const Stats& s) {
       << " held_bytes=" << s.held_bytes << " ops=" << s.ops
       << " remat_ops=" << s.remat_ops << " evictions=" << s.evictions
       << " eager_evictions=" << s.eager_evictions
-      << " lineage_cuts=" << s.lineage_cuts
+      << " lineage_cuts=" << s.lineage_cuts << " escapes=" << s.escapes
       << " remat_compute_ns=" << s.remat_compute_ns;
   return out.str();
 }

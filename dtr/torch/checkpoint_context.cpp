@@ -340,6 +340,26 @@ void Context::make_room_hook(std::int64_t bytes) {
                                c.runtime_.stats().memory_bytes + bytes);
 }
 
+// Note [Escapes]
+// An in-place op that writes checkpointed values into a plain tensor runs
+// in place and returns that plain tensor, so what is computed from it stays
+// outside DTR (docs/torch.md, "Escape hatch"). With grad mode off this is
+// the optimizer or the engine updating parameters and their state, which
+// is expected; with grad mode on it is model code (e.g. a plain
+// torch::zeros state mutated by lstm_cell), so we count it and say so once
+// per operator.
+void Context::note_escape(const std::string& name) {
+  ++escapes_;
+  if (warned_escapes_.insert(name).second) {
+    std::fprintf(stderr,
+                 "[dtr] warning: %s writes checkpointed values into a plain "
+                 "tensor; it and what is computed from it stay outside the "
+                 "budget (create it from a checkpointed tensor, e.g. "
+                 "x.new_zeros(...), or checkpoint() it)\n",
+                 name.c_str());
+  }
+}
+
 void Context::note_peak() {
   dtr_peak_bytes_ =
       std::max(dtr_peak_bytes_, runtime_.stats().memory_bytes);
@@ -511,6 +531,7 @@ void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     } else {
       if (!is_stripped(i)) direct = true;
       if (captured_.count(storage_of(t)) != 0) need_cut = true;
+      if (!is_stripped(i) && at::GradMode::is_enabled()) note_escape(name);
     }
   }
   // A copy-on-write candidate in an op that must run in place: its old
@@ -911,6 +932,7 @@ Stats Context::stats() {
   s.evictions = rs.evictions;
   s.eager_evictions = rs.eager_evictions;
   s.lineage_cuts = lineage_cuts_;
+  s.escapes = escapes_;
   s.remat_compute_ns = rs.remat_compute_ns;
   return s;
 }

@@ -8,7 +8,9 @@
 #include <memory>
 #include <mutex>
 #include <ostream>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "dtr/core/executor.h"
@@ -65,6 +67,7 @@ class Context final : public Executor {
   void flush();
   void evict_if_unreferenced(TensorId id);
   void note_peak();
+  void note_escape(const std::string& name);
   std::int64_t cost_of(std::int64_t elapsed_ns, std::int64_t bytes) const;
   static void make_room_hook(std::int64_t bytes);
 
@@ -83,6 +86,8 @@ class Context final : public Executor {
   CostModel cost_model_ = CostModel::kMeasured;
   std::int64_t dtr_peak_bytes_ = 0;
   std::uint64_t lineage_cuts_ = 0;
+  std::uint64_t escapes_ = 0;  // see Note [Escapes]
+  std::unordered_set<std::string> warned_escapes_;
   std::uint64_t ops_ = 0;
   TraceRecorder* recorder_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]

@@ -71,6 +71,9 @@ struct Stats {
   std::uint64_t evictions = 0;     ///< chosen by the heuristic
   std::uint64_t eager_evictions = 0;  ///< last handle dropped
   std::uint64_t lineage_cuts = 0;  ///< see Note [Lineage cut]
+  /// In-place writes of checkpointed values into plain tensors with grad
+  /// mode on: memory escaping DTR (a warning names each operator once).
+  std::uint64_t escapes = 0;
   std::int64_t remat_compute_ns = 0;
 };
 Stats stats();

@@ -94,7 +94,8 @@ std::vector<int64_t> op_stats() {
           static_cast<int64_t>(s.evictions),
           static_cast<int64_t>(s.eager_evictions),
           static_cast<int64_t>(s.lineage_cuts),
-          s.remat_compute_ns};
+          s.remat_compute_ns,
+          static_cast<int64_t>(s.escapes)};
 }
 
 }  // namespace

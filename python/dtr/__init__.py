@@ -23,7 +23,8 @@ UNLIMITED = 1 << 60
 _STAT_NAMES = ("budget_bytes", "dtr_bytes", "dtr_peak_bytes",
                "allocator_bytes", "allocator_peak_bytes", "outside_bytes",
                "held_bytes", "ops", "remat_ops", "evictions",
-               "eager_evictions", "lineage_cuts", "remat_compute_ns")
+               "eager_evictions", "lineage_cuts", "remat_compute_ns",
+               "escapes")
 
 
 def _find_library():

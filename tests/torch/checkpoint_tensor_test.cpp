@@ -35,6 +35,26 @@ TEST_F(CheckpointTensorTest, WrapsAndUnwraps) {
   EXPECT_FALSE(printed.str().empty());
 }
 
+// Note [Escapes]: model code writing checkpointed values into a plain
+// tensor is counted (and warned about); the optimizer doing the same to
+// parameters with grad mode off is not.
+TEST_F(CheckpointTensorTest, PlainTensorWrittenInPlaceIsReportedAsAnEscape) {
+  auto x = torch::randn({8, 8});
+  auto c = pt::checkpoint(x);
+  const auto before = pt::stats().escapes;
+  auto state = torch::zeros({8, 8});
+  state.add_(c);  // grad mode on: model code
+  EXPECT_FALSE(pt::is_checkpoint(state));
+  EXPECT_TRUE(torch::equal(state, x));
+  EXPECT_EQ(pt::stats().escapes, before + 1);
+  {
+    torch::NoGradGuard no_grad;  // an optimizer-style update
+    state.add_(c);
+  }
+  EXPECT_EQ(pt::stats().escapes, before + 1);
+  EXPECT_TRUE(torch::equal(state, x * 2));
+}
+
 TEST_F(CheckpointTensorTest, RecomputesEvictedValuesIdentically) {
   auto x = torch::randn({64, 64});
   auto c = pt::checkpoint(x);
