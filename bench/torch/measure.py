@@ -58,7 +58,7 @@ def overhead_table(dtr, repeats, steps):
     for m in MODELS:
         ratios = []
         for _ in range(repeats):
-            rc, out = train(dtr, m, steps, ["--check"])
+            rc, out = train(dtr, m, steps, ["--check", "--warmup"])
             d = field(out, "summary:", "wall_ms")
             p = field(out, "check:", "wall_ms")
             if rc == 0 and d and p:

@@ -30,6 +30,8 @@ void add_train_command(CLI::App& app) {
                   "write the run's trace (paper format) to this file");
   cmd->add_flag("--bytes-cost", options->bytes_cost,
                 "deterministic cost model (output bytes) instead of time");
+  cmd->add_flag("--warmup", options->warmup,
+                "first train one untimed plain step (fair wall-time ratios)");
   cmd->add_option("--lr", options->lr, "learning rate")->default_val(0.01);
   cmd->callback([options] { models::run_train(*options, std::cout); });
 }

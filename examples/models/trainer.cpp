@@ -90,6 +90,11 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
             "[train] --budget-ratio must be in (0, 1], got ", o.budget_ratio);
   dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
                                        : dtr::pt::CostModel::kMeasured);
+  if (o.warmup) {
+    TrainOptions once = o;
+    once.steps = 1;
+    train_once(once, false, dtr::pt::kUnlimited, nullptr);
+  }
   std::int64_t budget = dtr::pt::kUnlimited;
   if (o.budget_bytes >= 0) budget = o.budget_bytes;
   if (o.budget_ratio > 0) {

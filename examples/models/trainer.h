@@ -25,6 +25,9 @@ struct TrainOptions {
   bool check = false;
   std::string record;              ///< trace file, empty: none
   bool bytes_cost = false;         ///< deterministic cost model
+  /// One untimed plain step first, so neither timed run pays the process's
+  /// warm-up (thread pools, first touch of fresh heap pages).
+  bool warmup = false;
   double lr = 0.01;
   double momentum = 0.9;
   std::uint64_t seed = 42;
