@@ -9,9 +9,9 @@
 // exist; the trace only has outputs) and values held after a lineage cut.
 // So the peaks must agree within 1% of the budget and stay within it, and
 // heuristic evictions and replays within 15% (+5) of each other. The
-// Transformer is not here: its attention and dropout kernels allocate
-// temporaries the size of their outputs, and the runtime evicts ~7x more
-// than the simulator predicts (docs/torch.md, "Simulator vs runtime").
+// Transformer is not here: the runtime evicts ~7x more than the simulator
+// predicts, for a reason not yet identified (not temporaries: counted,
+// 8 KB per step; docs/torch.md, "Simulator vs runtime").
 #include <gtest/gtest.h>
 
 #include <cstdio>
