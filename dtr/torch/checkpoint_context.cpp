@@ -132,6 +132,13 @@ std::int64_t now_ns() {
       .count();
 }
 
+// DTR_HEURISTIC names the eviction heuristic; exact `dtr` by default (see
+// docs/torch.md, "Choice of heuristic").
+const char* heuristic_from_env() {
+  const char* name = std::getenv("DTR_HEURISTIC");
+  return name != nullptr ? name : "dtr";
+}
+
 // Restores a generator's state when a replay ends (also on exceptions).
 struct RngSwap {
   at::Generator gen;
@@ -168,10 +175,7 @@ Context& Context::get() {
 
 Context::Context()
     : runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
-               make_heuristic(std::getenv("DTR_HEURISTIC") != nullptr
-                                  ? std::getenv("DTR_HEURISTIC")
-                                  : "dtr"),
-               this) {
+               make_heuristic(heuristic_from_env()), this) {
   install_counting_allocator();
   debug_ = std::getenv("DTR_DEBUG") != nullptr;
 }
@@ -516,9 +520,12 @@ void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       Mutation m = classify(t, *w->handle()->cell, 0);
       if (debug_) {
         const Cell& cc = *w->handle()->cell;
-        std::fprintf(stderr, "[dtr]   %s arg %zu mutation %d refs %ld handles %d remat %d\n",
-                     name.c_str(), i, int(m), cc.weak_from_this().use_count(),
-                     cc.handles, int(cc.remat != nullptr));
+        std::fprintf(stderr,
+                     "[dtr]   %s arg %zu mutation %d refs %ld handles %d "
+                     "remat %d\n",
+                     name.c_str(), i, static_cast<int>(m),
+                     cc.weak_from_this().use_count(), cc.handles,
+                     static_cast<int>(cc.remat != nullptr));
       }
       if (m == Mutation::kMove) moved[i] = true;
       if (m == Mutation::kCopyOnWrite || m == Mutation::kMove) {
@@ -937,23 +944,28 @@ Stats Context::stats() {
   return s;
 }
 
+Context::CellCounts Context::count_cells(const Storage& st) const {
+  CellCounts n;
+  for (TensorId t : st.tensors) {
+    if (t < cells_.size() && cells_[t] != nullptr) {
+      ++n.live;
+      n.held += cells_[t]->held;
+      n.handles += cells_[t]->handles;
+    }
+  }
+  return n;
+}
+
 void Context::dump(std::ostream& out) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   const Graph& g = runtime_.graph();
   for (StorageId s = 0; s < g.storage_count(); ++s) {
     const Storage& st = g.storage(s);
     if (!st.material) continue;
-    int live = 0, held = 0, handles = 0;
-    for (TensorId t : st.tensors) {
-      if (t < cells_.size() && cells_[t] != nullptr) {
-        ++live;
-        held += cells_[t]->held;
-        handles += cells_[t]->handles;
-      }
-    }
+    const CellCounts n = count_cells(st);
     out << "storage " << s << " bytes=" << st.bytes << " locks=" << st.locks
-        << " ext_refs=" << st.ext_refs << " live_cells=" << live
-        << " held=" << held << " handles=" << handles << " op="
+        << " ext_refs=" << st.ext_refs << " live_cells=" << n.live
+        << " held=" << n.held << " handles=" << n.handles << " op="
         << g.op(g.tensor(st.tensors[0]).op).name << "\n";
   }
 }
@@ -965,21 +977,14 @@ void Context::dump_summary(std::ostream& out) {
   for (StorageId s = 0; s < g.storage_count(); ++s) {
     const Storage& st = g.storage(s);
     if (!st.material || st.bytes == 0) continue;
-    int held = 0, handles = 0, live = 0;
-    for (TensorId t : st.tensors) {
-      if (t < cells_.size() && cells_[t] != nullptr) {
-        ++live;
-        held += cells_[t]->held;
-        handles += cells_[t]->handles;
-      }
-    }
+    const CellCounts n = count_cells(st);
     std::string key(g.op(g.tensor(st.tensors[0]).op).name);
     key += st.locks ? " locked" : "";
     key += st.pinned ? " pinned" : "";
     key += st.constant ? " constant" : "";
-    key += held ? " held" : "";
-    key += live == 0 ? " no-cell" : "";
-    key += handles > 0 ? " handle" : "";
+    key += n.held ? " held" : "";
+    key += n.live == 0 ? " no-cell" : "";
+    key += n.handles > 0 ? " handle" : "";
     auto& r = rows[key];
     r.bytes += st.bytes;
     ++r.count;

@@ -55,6 +55,12 @@ class Context final : public Executor {
  private:
   Context();
   struct CoreScope;  // defers releases until the runtime call is over
+  struct CellCounts {
+    int live = 0;     // cells of the storage still alive
+    int held = 0;     // of which held
+    int handles = 0;  // program handles on them
+  };
+  CellCounts count_cells(const Storage& st) const;
   enum class Mutation { kCopyOnWrite, kMove, kDirect, kSharedViews, kShared };
 
   std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
