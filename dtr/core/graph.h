@@ -2,7 +2,8 @@
 /// The dependency graph DTR keeps: operators, the tensors they produce, and
 /// the storages (buffers) those tensors live in. A storage is the unit of
 /// eviction; an alias (a view) is a tensor that shares its input's storage.
-/// The graph only grows: evicted storages stay so they can be recomputed.
+/// Evicted storages stay so they can be recomputed; records are recycled only
+/// once Runtime::forget() has made them unreachable (Note [Forgetting]).
 #include <cstdint>
 #include <limits>
 #include <memory_resource>
@@ -17,10 +18,11 @@ using OpId = std::uint32_t;
 inline constexpr std::uint32_t kNoId = std::numeric_limits<std::uint32_t>::max();
 
 // Note [Graph arena]
-// The graph only grows, so the small per-record lists (inputs, outputs,
-// consumers, a storage's tensors) and op names live in one monotonic arena
-// owned by the Graph: a record costs a pointer bump instead of a malloc, and
-// nothing is freed until the graph goes away.
+// The small per-record lists (inputs, outputs, consumers, a storage's
+// tensors) and op names live in a pool resource owned by the Graph. Dead
+// records go on free lists and keep their lists' capacity when reused, so a
+// steady loop that forgets what it no longer needs reaches a fixed size; the
+// pool (not a monotonic arena) takes back the blocks a list outgrows.
 
 /// One operator call: reads `inputs`, produces `outputs` (all at once).
 struct Op {
@@ -32,6 +34,7 @@ struct Op {
   std::pmr::vector<TensorId> inputs;   ///< in argument order (may repeat)
   std::pmr::vector<TensorId> outputs;  ///< in result order (consecutive ids)
   bool constant = false;             ///< a nullary op nothing can recompute
+  bool dead = false;                 ///< recycled: on the graph's free list
 };
 
 /// One tensor (a value, or a view of another value's storage).
@@ -44,7 +47,9 @@ struct Tensor {
   bool is_alias = false;
   bool defined = false;              ///< storage resident and view rebuilt
   std::uint32_t ext_refs = 0;        ///< handles the program holds
-  std::pmr::vector<OpId> consumers;  ///< ops that read this tensor
+  bool forgotten = false;            ///< Runtime::forget() was called
+  bool dead = false;                 ///< recycled: on the graph's free list
+  std::pmr::vector<OpId> consumers;  ///< live ops that read this tensor
 };
 
 /// One buffer. Aliases share the root tensor's storage.
@@ -55,6 +60,7 @@ struct Storage {
   std::pmr::vector<TensorId> tensors;  ///< tensors[0] is the root
   std::uint32_t locks = 0;           ///< internal: pending computations
   std::uint32_t ext_refs = 0;        ///< sum of the tensors' ext_refs
+  std::uint32_t forgotten = 0;       ///< how many of `tensors` are forgotten
   std::int64_t last_access = 0;      ///< clock of the last use (staleness)
   std::uint32_t pool_slot = kNoId;   ///< position in the eviction pool
   std::uint64_t pool_seq = 0;        ///< insertion number in the pool
@@ -65,9 +71,11 @@ struct Storage {
   bool banish_pending = false;       ///< waiting for evicted dependents
   bool computed = false;             ///< has been resident at least once
   bool evict_on_unlock = false;      ///< released while locked (eager)
+  bool dead = false;                 ///< recycled: on the graph's free list
 };
 
-/// Owner of all graph records; ids index the vectors.
+/// Owner of all graph records; ids index the vectors. Dead ids are reused
+/// by the next add of their kind (a tensor run by an op of as many outputs).
 class Graph {
  public:
   Graph() = default;
@@ -80,24 +88,33 @@ class Graph {
   Op& op(OpId id) { return ops_[id]; }
   Tensor& tensor(TensorId id) { return tensors_[id]; }
   Storage& storage(StorageId id) { return storages_[id]; }
+  /// Sizes of the id spaces (live and dead records).
   std::size_t op_count() const { return ops_.size(); }
   std::size_t tensor_count() const { return tensors_.size(); }
   std::size_t storage_count() const { return storages_.size(); }
+  /// Records not on a free list; O(1).
+  std::size_t live_op_count() const { return ops_.size() - free_ops_.size(); }
+  std::size_t live_tensor_count() const {
+    return tensors_.size() - free_tensor_count_;
+  }
+  std::size_t live_storage_count() const {
+    return storages_.size() - free_storages_.size();
+  }
 
-  /// New empty records (their lists allocate from the graph's arena).
-  /// References to records are invalidated by the next add of that kind.
-  OpId add_op() {
-    ops_.emplace_back(&arena_);
-    return static_cast<OpId>(ops_.size() - 1);
-  }
-  TensorId add_tensor() {
-    tensors_.emplace_back(&arena_);
-    return static_cast<TensorId>(tensors_.size() - 1);
-  }
-  StorageId add_storage() {
-    storages_.emplace_back(&arena_);
-    return static_cast<StorageId>(storages_.size() - 1);
-  }
+  /// New empty records, reusing dead ids first. References to records are
+  /// invalidated by the next add of that kind.
+  OpId add_op();
+  /// `count` consecutive tensors; returns the first id.
+  TensorId add_tensors(std::uint32_t count);
+  TensorId add_tensor() { return add_tensors(1); }
+  StorageId add_storage();
+  /// Puts dead records on the free lists (reset, capacity kept). The caller
+  /// guarantees that no live record refers to them any more.
+  void recycle_op(OpId id);
+  /// A run made by one add_tensors(count).
+  void recycle_tensors(TensorId first, std::uint32_t count);
+  void recycle_storage(StorageId id);
+
   /// Pre-sizes the record vectors (a hint; the graph grows past it).
   void reserve(std::size_t ops, std::size_t tensors) {
     ops_.reserve(ops);
@@ -126,10 +143,14 @@ class Graph {
   }
 
  private:
-  std::pmr::monotonic_buffer_resource arena_;  // before the records using it
+  std::pmr::unsynchronized_pool_resource arena_;  // before the records
   std::vector<Op> ops_;
   std::vector<Tensor> tensors_;
   std::vector<Storage> storages_;
+  std::vector<OpId> free_ops_;
+  std::vector<std::vector<TensorId>> free_tensor_runs_;  // by run length
+  std::size_t free_tensor_count_ = 0;
+  std::vector<StorageId> free_storages_;
 };
 
 }  // namespace dtr

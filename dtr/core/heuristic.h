@@ -48,8 +48,11 @@ class Heuristic {
   /// An op was recorded (or discarded after a failure): edges changed.
   virtual void on_op_recorded(const Graph& g, OpId op) {}
   virtual void on_evicted(const Graph& g, StorageId s) {}
-  /// A storage was freed for good (banish policy or a failed call).
+  /// A storage was freed for good (banish policy, a failed call, forget).
   virtual void on_banished(const Graph& g, StorageId s) {}
+  /// The record of `s` (dead, banished) is about to be recycled: drop every
+  /// piece of state about it, since its id will name a new storage.
+  virtual void on_storage_recycled(const Graph& g, StorageId s) {}
   /// A storage entered the eviction pool / its last access changed while
   /// in the pool (for heuristics that index the pool by a key).
   virtual void on_pool_insert(const Graph& g, StorageId s) {}

@@ -50,6 +50,8 @@ void Runtime::check_tensor(TensorId t, const char* what) const {
   DTR_CHECK(t < graph_.tensor_count(), "[runtime] ", what,
             ": unknown tensor id ", t, " (", graph_.tensor_count(),
             " tensors)");
+  DTR_CHECK(!graph_.tensor(t).forgotten && !graph_.tensor(t).dead,
+            "[runtime] ", what, ": tensor ", t, " was forgotten");
 }
 
 bool Runtime::is_defined(TensorId t) const {
@@ -121,9 +123,9 @@ void Runtime::free_for(std::int64_t bytes) {
   // Reported if we run out: what could be evicted when the request began.
   const std::int64_t evictable_at_start = pool_.bytes();
   std::int64_t min_bytes = 0;
-  if (options_.ignore_small && graph_.storage_count() > 0) {
+  if (options_.ignore_small && graph_.live_storage_count() > 0) {
     min_bytes = total_storage_bytes_ /
-                static_cast<std::int64_t>(graph_.storage_count()) / 100;
+                static_cast<std::int64_t>(graph_.live_storage_count()) / 100;
   }
   while (stats_.memory_bytes + bytes > options_.budget_bytes) {
     if (pool_.empty()) {
@@ -284,6 +286,16 @@ void Runtime::compute(TensorId t, bool remat) {
     }
   }
   heuristic_->on_materialized(graph_, scratch_);
+  // A replay writes every output, forgotten ones too; nothing can read
+  // those, so they go again at once.
+  for (StorageId s : scratch_) {
+    const Storage& st = graph_.storage(s);
+    if (st.forgotten != 0 && st.forgotten == st.tensors.size() &&
+        st.locks == 0) {
+      free_buffer(s);
+      heuristic_->on_banished(graph_, s);
+    }
+  }
   if (options_.policy == DeallocPolicy::kBanish ||
       options_.free_dead_constants) {
     // A parent waiting to be banished may now have no evicted dependents.
@@ -332,6 +344,8 @@ OpId Runtime::record_call(std::string_view name,
     op.constant = constant;
     op.outputs.reserve(outputs.size());
   }
+  const TensorId first =
+      graph_.add_tensors(static_cast<std::uint32_t>(outputs.size()));
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const OutputSpec& o = outputs[i];
     StorageId s;
@@ -344,7 +358,7 @@ OpId Runtime::record_call(std::string_view name,
       st.constant = constant;
       total_storage_bytes_ += o.bytes;
     }
-    TensorId id = graph_.add_tensor();
+    const auto id = static_cast<TensorId>(first + i);
     Tensor& t = graph_.tensor(id);
     t.op = op_id;
     t.index = static_cast<std::uint32_t>(i);
@@ -392,6 +406,9 @@ void Runtime::discard_call(OpId op_id) {
     }
   }
   heuristic_->on_op_recorded(graph_, op_id);
+  // Never replayed (its outputs are gone): naming no inputs keeps it from
+  // referring to records that forget() may recycle.
+  op.inputs.clear();
   --stats_.ops;
 }
 
@@ -574,6 +591,16 @@ void Runtime::try_banish(StorageId s) {
     return;
   }
   st.banish_pending = false;
+  free_buffer(s);
+  st.banished = true;
+  heuristic_->on_banished(graph_, s);
+  ++stats_.banishments;
+  pin_children(s);
+}
+
+// Releases a resident buffer that nothing will read: not an eviction.
+void Runtime::free_buffer(StorageId s) {
+  Storage& st = graph_.storage(s);
   if (st.material) {
     st.material = false;
     stats_.memory_bytes -= st.bytes;
@@ -581,10 +608,10 @@ void Runtime::try_banish(StorageId s) {
     if (executor_) executor_->release_storage(graph_, s);
   }
   for (TensorId t : st.tensors) graph_.tensor(t).defined = false;
-  st.banished = true;
-  heuristic_->on_banished(graph_, s);
-  ++stats_.banishments;
-  // Nothing can recompute the children any more: pin them.
+}
+
+// Nothing can recompute the children of a storage freed for good: pin them.
+void Runtime::pin_children(StorageId s) {
   graph_.for_each_child_storage(s, [&](StorageId c) {
     Storage& cs = graph_.storage(c);
     if (c != s && cs.material && !cs.pinned) {
@@ -595,21 +622,129 @@ void Runtime::try_banish(StorageId s) {
 }
 
 // ---------------------------------------------------------------------------
+// Forgetting
+
+// Note [Forgetting]
+// forget(t) is the frontend's promise that t is garbage. The graph keeps
+// what a live record can still reach and recycles the rest:
+//  - storage S: freed for good (banished) when every tensor in it is
+//    forgotten; a replay of a multi-output op that brings S back frees it
+//    again at once (see compute). Its record lives while a tensor record
+//    in it does.
+//  - op O with its outputs: recycled together once every output is
+//    forgotten and no live op reads any of them. Until then the outputs
+//    keep their ids, since a replay of O writes all of them. Recycling O
+//    removes it from its inputs' consumers, which may make the inputs' ops
+//    collectable in turn (a work list, no recursion).
+// Heuristics drop per-id state in on_storage_recycled; the caches of other
+// storages saw the banishment event, which invalidates them.
+
+void Runtime::forget(TensorId t) {
+  DTR_CHECK(!busy_, "[runtime] forget: tensor ", t,
+            " forgotten while an op is replayed");
+  check_tensor(t, "forget");
+  Tensor& tensor = graph_.tensor(t);
+  DTR_CHECK(tensor.ext_refs == 0, "[runtime] forget: tensor ", t,
+            " still has ", tensor.ext_refs,
+            " external reference(s); release() them first");
+  const StorageId s = tensor.storage;
+  Storage& st = graph_.storage(s);
+  DTR_CHECK(st.locks == 0, "[runtime] forget: tensor ", t,
+            " is locked by a pending call (storage ", s,
+            "); forget it after end_call or abort_call");
+  tensor.forgotten = true;
+  if (++st.forgotten == st.tensors.size()) drop_forgotten(s);
+  collect(tensor.op);
+}
+
+void Runtime::drop_forgotten(StorageId s) {
+  Storage& st = graph_.storage(s);
+  st.pinned = false;
+  st.evict_on_unlock = false;
+  st.banish_pending = false;
+  if (st.banished) return;  // already freed (banish policy)
+  free_buffer(s);
+  st.banished = true;
+  heuristic_->on_banished(graph_, s);
+  ++stats_.forgotten_storages;
+  pin_children(s);
+}
+
+bool Runtime::collectable(OpId op) const {
+  const Op& o = graph_.op(op);
+  if (o.dead) return false;
+  for (TensorId out : o.outputs) {
+    const Tensor& t = graph_.tensor(out);
+    if (!t.forgotten || !t.consumers.empty()) return false;
+  }
+  return true;
+}
+
+void Runtime::collect(OpId op) {
+  dead_ops_.assign(1, op);
+  while (!dead_ops_.empty()) {
+    const OpId next = dead_ops_.back();
+    dead_ops_.pop_back();
+    if (collectable(next)) recycle(next);
+  }
+}
+
+void Runtime::recycle(OpId op_id) {
+  const Op& op = graph_.op(op_id);
+  for (TensorId in : op.inputs) {  // one consumer entry per input entry
+    Tensor& t = graph_.tensor(in);
+    auto it = std::find(t.consumers.begin(), t.consumers.end(), op_id);
+    DTR_ASSERT(it != t.consumers.end(), "op ", op_id,
+               " missing from the consumers of tensor ", in);
+    t.consumers.erase(it);
+    if (t.forgotten && t.consumers.empty()) dead_ops_.push_back(t.op);
+  }
+  for (TensorId out : op.outputs) {
+    const StorageId s = graph_.tensor(out).storage;
+    Storage& st = graph_.storage(s);
+    st.tensors.erase(std::find(st.tensors.begin(), st.tensors.end(), out));
+    --st.forgotten;
+    if (!st.tensors.empty()) continue;  // an older alias still lives
+    heuristic_->on_storage_recycled(graph_, s);
+    total_storage_bytes_ -= st.bytes;
+    graph_.recycle_storage(s);
+  }
+  graph_.recycle_tensors(op.outputs.front(),
+                         static_cast<std::uint32_t>(op.outputs.size()));
+  graph_.recycle_op(op_id);
+}
+
+// ---------------------------------------------------------------------------
 
 void Runtime::check_invariants() const {
   std::int64_t resident = 0;
   std::size_t in_pool = 0;
+  std::size_t dead_storages = 0;
   for (StorageId s = 0; s < graph_.storage_count(); ++s) {
     const Storage& st = graph_.storage(s);
-    std::uint32_t refs = 0;
+    if (st.dead) {
+      ++dead_storages;
+      DTR_ASSERT(st.tensors.empty() && !st.material && st.pool_slot == kNoId,
+                 "recycled storage ", s, " is still in use");
+      continue;
+    }
+    std::uint32_t refs = 0, forgotten = 0;
     for (TensorId t : st.tensors) {
       const Tensor& tensor = graph_.tensor(t);
       refs += tensor.ext_refs;
+      forgotten += tensor.forgotten;
+      DTR_ASSERT(!tensor.dead && !graph_.op(tensor.op).dead, "storage ", s,
+                 " refers to recycled tensor ", t, " or its op");
       DTR_ASSERT(tensor.storage == s, "tensor ", t, " not in its storage");
       DTR_ASSERT(!tensor.defined || st.material, "tensor ", t,
                  " defined on evicted storage ", s);
     }
     DTR_ASSERT(refs == st.ext_refs, "storage ", s, " ref count mismatch");
+    DTR_ASSERT(forgotten == st.forgotten, "storage ", s,
+               " forgotten count mismatch");
+    DTR_ASSERT(forgotten == 0 || forgotten < st.tensors.size() ||
+                   (st.banished && !st.material),
+               "forgotten storage ", s, " is not freed");
     if (st.material) resident += st.bytes;
     bool should_pool = st.material && st.locks == 0 && !st.pinned;
     DTR_ASSERT(should_pool == pool_.contains(graph_, s), "storage ", s,
@@ -627,6 +762,48 @@ void Runtime::check_invariants() const {
   DTR_ASSERT(resident == stats_.memory_bytes, "memory accounting: resident ",
              resident, " != counted ", stats_.memory_bytes);
   DTR_ASSERT(frames_.empty() && arena_.empty(), "frames left behind");
+  DTR_ASSERT(graph_.live_storage_count() == graph_.storage_count() -
+                                                dead_storages,
+             "live storage count mismatch");
+  check_edges();
+}
+
+// No live op or tensor refers to a recycled record.
+void Runtime::check_edges() const {
+  std::size_t dead_ops = 0, dead_tensors = 0;
+  for (OpId o = 0; o < graph_.op_count(); ++o) {
+    const Op& op = graph_.op(o);
+    if (op.dead) {
+      ++dead_ops;
+      continue;
+    }
+    for (TensorId t : op.inputs) {
+      DTR_ASSERT(!graph_.tensor(t).dead, "op ", o, " reads recycled ", t);
+    }
+    for (TensorId t : op.outputs) {
+      DTR_ASSERT(!graph_.tensor(t).dead && graph_.tensor(t).op == o, "op ",
+                 o, " writes recycled or foreign tensor ", t);
+    }
+  }
+  for (TensorId t = 0; t < graph_.tensor_count(); ++t) {
+    const Tensor& tensor = graph_.tensor(t);
+    if (tensor.dead) {
+      ++dead_tensors;
+      continue;
+    }
+    // (Its storage was checked from the storage's side: the alias outputs
+    // of a failed call are in no storage.)
+    DTR_ASSERT(!graph_.op(tensor.op).dead, "tensor ", t,
+               " refers to a recycled op");
+    for (OpId c : tensor.consumers) {
+      DTR_ASSERT(!graph_.op(c).dead, "tensor ", t, " read by recycled op ",
+                 c);
+    }
+  }
+  DTR_ASSERT(graph_.live_op_count() == graph_.op_count() - dead_ops &&
+                 graph_.live_tensor_count() ==
+                     graph_.tensor_count() - dead_tensors,
+             "live record counts mismatch");
 }
 
 }  // namespace dtr

@@ -74,7 +74,7 @@ class Runtime {
   /// `cost_ns`. Each output starts with one external reference. Throws
   /// OutOfMemory or RematLimitExceeded, after which nothing of this call
   /// remains and the runtime can be used again. The returned ids (the op's
-  /// outputs, consecutive) stay valid for the runtime's lifetime.
+  /// outputs, consecutive) stay valid until forget() (see there).
   std::span<const TensorId> call(std::string_view name,
                              std::span<const TensorId> inputs,
                              std::span<const OutputSpec> outputs,
@@ -104,6 +104,22 @@ class Runtime {
   /// is evicted when its last lock is released.
   void retain(TensorId t);
   void release(TensorId t);
+  /// Promises that released tensor `t` (ext_refs == 0) will never again be
+  /// a call's input, be materialized, retained or pinned, nor be needed to
+  /// replay an op, so its lineage can be pruned (Note [Forgetting]):
+  ///  - once every tensor of a storage is forgotten, the storage is freed for
+  ///    good (resident bytes released, not counted as an eviction, never
+  ///    recomputed; resident children are pinned, as banishing does). A
+  ///    storage with a live alias stays, and stays recomputable.
+  ///  - once every output of an op is forgotten and no live op reads them,
+  ///    the op, its outputs and their storages (when none of their tensors
+  ///    is left) are recycled, and so, in turn, are the ops that this makes
+  ///    unreachable. A forgotten id is reused only after that, never while a
+  ///    replay of its op could still write it.
+  /// O(tensors freed + edges removed), amortized. Throws InvalidArgument if
+  /// `t` is unknown or already forgotten, still has external references, is
+  /// locked by a pending begin_call, or if called while an op is replayed.
+  void forget(TensorId t);
   /// Evicts every evictable storage now (for tests and debugging).
   void evict_all();
   /// Restarts peak tracking from the current memory use.
@@ -134,6 +150,7 @@ class Runtime {
 
  private:
   struct Frame;
+  void check_edges() const;
   void check_tensor(TensorId t, const char* what) const;
   void touch_inputs(const Op& op);
   void run_frames(TensorId t, bool remat);
@@ -148,6 +165,12 @@ class Runtime {
   void lock(StorageId s);
   void unlock(StorageId s);
   void try_banish(StorageId s);
+  void free_buffer(StorageId s);
+  void pin_children(StorageId s);
+  void drop_forgotten(StorageId s);
+  void collect(OpId op);
+  bool collectable(OpId op) const;
+  void recycle(OpId op);
   void discard_call(OpId op);
   OpId record_call(std::string_view name, std::span<const TensorId> inputs,
                    std::span<const OutputSpec> outputs, std::int64_t cost_ns,
@@ -163,6 +186,7 @@ class Runtime {
   std::vector<Frame> frames_;
   std::vector<TensorId> arena_;        // parents of the frames, see Frame
   std::vector<StorageId> scratch_;
+  std::vector<OpId> dead_ops_;          // collect's work list
   std::int64_t total_storage_bytes_ = 0;  // for the mean size
   bool busy_ = false;                   // guards against re-entry
 };

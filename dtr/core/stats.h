@@ -21,6 +21,7 @@ struct RuntimeStats {
   std::uint64_t evictions = 0;          ///< chosen by the heuristic
   std::uint64_t eager_evictions = 0;    ///< on release (eager policy)
   std::uint64_t banishments = 0;        ///< freed for good (banish policy)
+  std::uint64_t forgotten_storages = 0; ///< freed for good by forget()
   std::uint64_t eviction_searches = 0;  ///< calls into Heuristic::choose
 };
 

@@ -37,6 +37,17 @@ void EvictedRegions::on_changed(StorageId s) {
   cache_[s].valid = false;
 }
 
+void EvictedRegions::on_recycled(StorageId s) {
+  // Caches holding s as a member were invalidated by the event logged when
+  // s was banished; log one more so that stays true whatever the order.
+  on_changed(s);
+  Cache& c = cache_[s];
+  c.members.clear();
+  c.down_compute_ns = c.up_compute_ns = 0;
+  c.stamp = 0;
+  interior_mark_[s] = member_mark_[s] = 0;
+}
+
 void EvictedRegions::explore(const Graph& g, StorageId base, bool upward,
                              Cache& c) {
   std::int64_t& sum = upward ? c.up_compute_ns : c.down_compute_ns;

@@ -30,6 +30,7 @@ class EvictedRegions {
   void on_storage_created(const Graph& g, StorageId s);
   void on_op_recorded(const Graph& g, OpId op);
   void on_changed(StorageId s);  ///< evicted, rematerialized or banished
+  void on_recycled(StorageId s);  ///< its id will name a new storage
 
   /// Sum of c0 over e*(s) in each direction (s resident).
   std::int64_t down_compute(const Graph& g, StorageId s) {
@@ -76,6 +77,9 @@ class RegionHeuristic : public Heuristic {
   }
   void on_banished(const Graph& g, StorageId s) override {
     regions_.on_changed(s);
+  }
+  void on_storage_recycled(const Graph& g, StorageId s) override {
+    regions_.on_recycled(s);
   }
   void on_materialized(const Graph& g,
                        std::span<const StorageId> storages) override {

@@ -41,6 +41,9 @@ void DtrEqHeuristic::neighbour_roots(const Graph& g, StorageId s) {
 }
 
 void DtrEqHeuristic::on_evicted(const Graph& g, StorageId s) {
+  // Compacting only once records are recycled keeps runs that never forget
+  // identical to the reference, down to the metadata access counts.
+  if (recycling_ && parent_.size() >= 2 * node_of_.size() + 1024) compact();
   std::uint32_t node = static_cast<std::uint32_t>(parent_.size());
   parent_.push_back(node);
   value_.push_back(g.storage(s).compute_ns);
@@ -56,14 +59,43 @@ void DtrEqHeuristic::on_evicted(const Graph& g, StorageId s) {
   }
 }
 
+void DtrEqHeuristic::detach(const Graph& g, StorageId s) {
+  std::uint32_t node = node_of_[s];
+  if (node == kNoId) return;  // never evicted since it was computed
+  value_[find_root(node)] -= g.storage(s).compute_ns;
+  node_of_[s] = kNoId;
+}
+
 void DtrEqHeuristic::on_materialized(const Graph& g,
                                      std::span<const StorageId> storages) {
-  for (StorageId s : storages) {
-    std::uint32_t node = node_of_[s];
-    if (node == kNoId) continue;  // first computation: never evicted
-    value_[find_root(node)] -= g.storage(s).compute_ns;
-    node_of_[s] = kNoId;
+  for (StorageId s : storages) detach(g, s);
+}
+
+void DtrEqHeuristic::on_storage_recycled(const Graph& g, StorageId s) {
+  recycling_ = true;
+  detach(g, s);
+}
+
+void DtrEqHeuristic::compact() {
+  // Points every attached storage straight at one fresh node per class,
+  // holding the class's value. No accesses are counted: this is upkeep.
+  std::vector<std::uint32_t> new_node(parent_.size(), kNoId);
+  std::vector<std::uint32_t> parent;
+  std::vector<std::int64_t> value;
+  for (std::uint32_t& node : node_of_) {
+    if (node == kNoId) continue;
+    std::uint32_t root = node;
+    while (parent_[root] != root) root = parent_[root];
+    if (new_node[root] == kNoId) {
+      new_node[root] = static_cast<std::uint32_t>(parent.size());
+      parent.push_back(new_node[root]);
+      value.push_back(value_[root]);
+    }
+    node = new_node[root];
   }
+  parent_.swap(parent);
+  value_.swap(value);
+  root_mark_.assign(parent_.size(), 0);
 }
 
 double DtrEqHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {

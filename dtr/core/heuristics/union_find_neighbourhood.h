@@ -8,6 +8,9 @@
 /// values. Rematerializing S only subtracts c0(S) from its class's value and
 /// detaches S; edges are never removed, so classes can keep "phantom"
 /// dependencies. A score reads the distinct roots of S's evicted neighbours.
+/// A recycled storage is detached like a rematerialized one; once storages
+/// are being recycled, the node arrays are compacted to one node per class
+/// when they outgrow twice the storage ids (same classes, same values).
 #include <vector>
 
 #include "dtr/core/heuristic.h"
@@ -22,9 +25,14 @@ class DtrEqHeuristic final : public Heuristic {
   void on_evicted(const Graph& g, StorageId s) override;
   void on_materialized(const Graph& g,
                        std::span<const StorageId> storages) override;
+  void on_storage_recycled(const Graph& g, StorageId s) override;
+  /// Class nodes allocated (for tests: stays bounded in a steady loop).
+  std::size_t node_count() const { return parent_.size(); }
 
  private:
   std::uint32_t find_root(std::uint32_t node);
+  void detach(const Graph& g, StorageId s);
+  void compact();
   /// Collects the distinct class roots of s's evicted neighbours.
   void neighbour_roots(const Graph& g, StorageId s);
 
@@ -34,6 +42,7 @@ class DtrEqHeuristic final : public Heuristic {
   std::vector<std::uint32_t> roots_;       // scratch
   std::vector<std::uint32_t> root_mark_;   // per class node: epoch seen
   std::uint32_t epoch_ = 0;
+  bool recycling_ = false;                 // a storage was ever recycled
 };
 
 }  // namespace dtr
