@@ -34,6 +34,13 @@ class OutOfMemory : public Error {
  public:
   OutOfMemory(std::int64_t needed_bytes, std::int64_t evictable_bytes,
               std::int64_t budget_bytes, std::int64_t used_bytes);
+  /// The same failure explained by a frontend (e.g. the floor it implies).
+  OutOfMemory(const OutOfMemory& cause, const std::string& message)
+      : Error(message),
+        needed_bytes_(cause.needed_bytes_),
+        evictable_bytes_(cause.evictable_bytes_),
+        budget_bytes_(cause.budget_bytes_),
+        used_bytes_(cause.used_bytes_) {}
   std::int64_t needed_bytes() const { return needed_bytes_; }
   std::int64_t evictable_bytes() const { return evictable_bytes_; }
   std::int64_t budget_bytes() const { return budget_bytes_; }

@@ -9,10 +9,6 @@
 
 namespace dtr::pt {
 
-at::Tensor checkpoint(const at::Tensor& t) {
-  return Context::get().checkpoint(t);
-}
-
 torch::nn::Module& checkpoint(torch::nn::Module& module) {
   // Parameters stay plain (LIBTORCH-NOTES pitfall 7): the optimizer updates
   // them in place and a lineage cut keeps replays correct. Check here that
@@ -31,11 +27,13 @@ at::Tensor decheckpoint(const at::Tensor& t) {
 
 bool is_checkpoint(const at::Tensor& t) { return as_checkpoint(t) != nullptr; }
 
-std::int64_t set_budget(std::int64_t bytes) {
-  return Context::get().set_budget(bytes);
+std::int64_t set_budget(std::int64_t bytes, BudgetScope scope) {
+  return Context::get().set_budget(bytes, scope);
 }
 
 std::int64_t budget() { return Context::get().budget(); }
+
+BudgetScope budget_scope() { return Context::get().budget_scope(); }
 
 void set_cost_model(CostModel model) { Context::get().set_cost_model(model); }
 

@@ -2,11 +2,21 @@
 /// The process-wide DTR state for LibTorch: the core runtime, the registry
 /// of live cells and rematerializers, and the boxed kernel's logic. Private
 /// to dtr_torch; the public surface is dtr_torch.h.
+///
+/// The class is implemented across files, one job each:
+///   checkpoint_context.cpp  lifecycle, public operations, budget hook
+///   kernel.cpp              Context::call: the orchestration of one op
+///   special_ops.cpp         ops not recorded as themselves (views, splits)
+///   mutation.cpp            in-place writes: plan, copy-on-write, cuts
+///   remat.cpp               building Remats and replaying them
+///   gradients.cpp           autograd: checkpoint(), parameter gradients
+///   debug_dump.cpp          DTR_DEBUG output
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <iostream>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -17,9 +27,18 @@
 #include "dtr/core/runtime.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
+#include "dtr/torch/kernel_parts.h"
 #include "dtr/torch/trace_recorder.h"
 
 namespace dtr::pt {
+
+class CallGuard;
+
+/// An OutOfMemory whose message already states the floor (Note [The floor]).
+class ExplainedOutOfMemory : public OutOfMemory {
+ public:
+  using OutOfMemory::OutOfMemory;
+};
 
 class Context final : public Executor {
  public:
@@ -28,10 +47,16 @@ class Context final : public Executor {
   /// The boxed kernel: runs `op` on checkpointed (and plain) arguments.
   void call(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
-  at::Tensor checkpoint(const at::Tensor& t);
+  /// A checkpointed constant for `t` (no autograd; see gradients.cpp for
+  /// the differentiable entry point).
+  at::Tensor wrap_constant(const at::Tensor& t);
   at::Tensor decheckpoint(const at::Tensor& t);
-  std::int64_t set_budget(std::int64_t bytes);
+  /// The value of `t` as a plain tensor nothing in DTR reads or writes
+  /// any more: its buffer when `t` is its only user, else a copy.
+  at::Tensor take_plain(const at::Tensor& t);
+  std::int64_t set_budget(std::int64_t bytes, BudgetScope scope);
   std::int64_t budget();
+  BudgetScope budget_scope();
   void set_cost_model(CostModel model) { cost_model_ = model; }
   Stats stats();
   void reset_peak();
@@ -42,6 +67,15 @@ class Context final : public Executor {
   void dump_summary(std::ostream& out);
   /// Starts (or with nullptr stops) recording a trace of every call.
   void set_recorder(TraceRecorder* recorder);
+
+  // Autograd (gradients.cpp).
+  /// A plain leaf that requires grad was read: make its gradient plain.
+  void watch_parameter(const at::Tensor& t);
+  void watch_parameters_of(const at::Tensor& t);
+  /// Called from a parameter's gradient hook during backward.
+  at::Tensor parameter_gradient(const at::Tensor& grad);
+  void on_backward_end();
+  void on_cut_callback_dropped(std::uint64_t generation);
 
   // Lifecycle hooks from Cell, Remat and Handle.
   void on_last_handle(Cell& cell);
@@ -54,7 +88,20 @@ class Context final : public Executor {
 
  private:
   Context();
-  struct CoreScope;  // defers releases until the runtime call is over
+  // Every runtime call that can recompute or evict runs inside a
+  // CoreScope: releases and unlocks triggered meanwhile (a Cell dying, a
+  // Handle swapped) are queued and applied when the outermost scope ends,
+  // after end_call or abort_call unlocked the inputs, so eager eviction
+  // sees them unlocked.
+  struct CoreScope {
+    Context& c;
+    explicit CoreScope(Context& ctx) : c(ctx) { ++c.core_depth_; }
+    ~CoreScope() {
+      if (--c.core_depth_ == 0) c.flush();
+    }
+    CoreScope(const CoreScope&) = delete;
+    CoreScope& operator=(const CoreScope&) = delete;
+  };
   struct CellCounts {
     int live = 0;     // cells of the storage still alive
     int held = 0;     // of which held
@@ -63,19 +110,82 @@ class Context final : public Executor {
   CellCounts count_cells(const Storage& st) const;
   enum class Mutation { kCopyOnWrite, kMove, kDirect, kSharedViews, kShared };
 
-  std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
-  void hold(const std::shared_ptr<Cell>& cell);
-  void cut_lineage();
-  Mutation classify(const at::Tensor& wrapper, const Cell& cell,
-                    int extra_refs) const;
+  // kernel.cpp: the steps of call().
+  void call_unexplained(const c10::OperatorHandle& op,
+                        torch::jit::Stack* stack);
+  // special_ops.cpp
+  bool route_special(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+                     std::vector<c10::IValue>& args);
+  void call_in_place_view(const c10::OperatorHandle& view,
+                          torch::jit::Stack* stack,
+                          std::vector<c10::IValue>& args);
+  void call_unsafe_split(const c10::OperatorHandle& op,
+                         torch::jit::Stack* stack,
+                         std::vector<c10::IValue>& args);
   void call_plain(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                   std::vector<c10::IValue> args);
+  Slots collect_slots(const std::vector<c10::IValue>& args,
+                      const MutationPlan& plan);
+  Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+                 const std::vector<c10::IValue>& args,
+                 const MutationPlan& plan, Slots& slots);
+  void classify_results(const c10::FunctionSchema& schema,
+                        const std::string& name,
+                        const std::vector<c10::IValue>& args,
+                        const MutationPlan& plan, const Slots& slots,
+                        Outputs& out);
+  void wrap_results(torch::jit::Stack* stack,
+                    const std::vector<c10::IValue>& args, const Outputs& out,
+                    const std::vector<std::shared_ptr<Cell>>& out_cells);
+  void note_parameters(const std::vector<c10::IValue>& args);
+
+  // mutation.cpp
+  MutationPlan plan_mutations(const c10::FunctionSchema& schema,
+                              const std::string& name,
+                              const std::vector<c10::IValue>& args);
+  void plan_write(const std::string& name, const at::Tensor& t, bool hidden,
+                  std::size_t i, MutationPlan& plan);
+  Mutation classify(const at::Tensor& wrapper, const Cell& cell,
+                    int extra_refs) const;
+  void copy_storage_on_write(TensorId member);
+  static constexpr std::size_t kListElement = static_cast<std::size_t>(-1);
+  void hold(const std::shared_ptr<Cell>& cell);
+  void hold_written(const std::vector<c10::IValue>& args,
+                    const MutationPlan& plan);
+  void cut_lineage();
+  void note_escape(const std::string& name);
+
+  // remat.cpp
+  void build_remat(const c10::OperatorHandle& op,
+                   const std::vector<c10::IValue>& args,
+                   const MutationPlan& plan, const Slots& slots,
+                   const Outputs& out, const RngCapture& rng,
+                   const std::vector<TensorId>& out_ids,
+                   const std::vector<std::shared_ptr<Cell>>& out_cells);
+  void check_plain_inputs(const Remat& r, const c10::IValue* args) const;
+
+  std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
   void flush();
   void evict_if_unreferenced(TensorId id);
   void note_peak();
-  void note_escape(const std::string& name);
   std::int64_t cost_of(std::int64_t elapsed_ns, std::int64_t bytes) const;
-  static void make_room_hook(std::int64_t bytes);
+  static void make_room_hook(std::int64_t pending, std::int64_t bytes);
+  static void outside_allocation_hook(std::int64_t pending,
+                                      std::int64_t bytes);
+  void sync_process_budget(std::int64_t pending);
+  std::string explain_out_of_memory(const OutOfMemory& e) const;
+  /// Runs f(); an OutOfMemory leaves it explained.
+  template <typename F>
+  auto explained(F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const ExplainedOutOfMemory&) {
+      throw;
+    } catch (const OutOfMemory& e) {
+      if (debug_) dump_summary(std::cerr);
+      throw ExplainedOutOfMemory(e, explain_out_of_memory(e));
+    }
+  }
 
   std::recursive_mutex mutex_;
   Runtime runtime_;
@@ -86,18 +196,33 @@ class Context final : public Executor {
     TensorId id;
     bool unlock;
     bool release;
+    bool forget;  // the cell died (Note [Forgetting dead cells])
   };
+  void forget(TensorId id);
+  void retry_forget(StorageId s, std::vector<TensorId>& dead);
+  std::unordered_map<StorageId, std::vector<TensorId>> waiting_forget_;
   std::vector<Pending> pending_;
   int core_depth_ = 0;
   CostModel cost_model_ = CostModel::kMeasured;
+  BudgetScope budget_scope_ = BudgetScope::kCheckpointed;
+  std::int64_t limit_bytes_ = kUnlimited;  // the user's budget
   std::int64_t dtr_peak_bytes_ = 0;
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t escapes_ = 0;  // see Note [Escapes]
   std::unordered_set<std::string> warned_escapes_;
   std::uint64_t ops_ = 0;
+  const std::string* current_op_ = nullptr;  // for out-of-memory messages
   TraceRecorder* recorder_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   bool debug_ = false;  // DTR_DEBUG=1: one line per kernel call
+  // gradients.cpp: parameters whose gradient hook is installed.
+  std::unordered_map<const c10::TensorImpl*,
+                     c10::weak_intrusive_ptr<c10::TensorImpl>>
+      watched_;
+  std::size_t watched_sweep_at_ = 64;
+  bool cut_queued_ = false;  // a lineage cut waits for backward's end
+  std::uint64_t cut_generation_ = 0;
+  std::unordered_set<const void*> walked_;  // autograd nodes seen
 };
 
 }  // namespace dtr::pt

@@ -2,6 +2,8 @@
 
 #include "dtr/torch/checkpoint_context.h"
 
+#include <algorithm>
+
 namespace dtr::pt {
 
 Cell::~Cell() { Context::get().on_cell_dead(*this); }
@@ -10,15 +12,22 @@ Remat::~Remat() { Context::get().on_remat_dead(*this); }
 
 Handle::Handle(std::shared_ptr<Cell> c) : cell(std::move(c)) {
   ++cell->handles;
+  cell->handle_list.push_back(this);
 }
 
 Handle::~Handle() { reset(nullptr); }
 
 void Handle::reset(std::shared_ptr<Cell> c) {
-  if (c) ++c->handles;
+  if (c) {
+    ++c->handles;
+    c->handle_list.push_back(this);
+  }
   std::shared_ptr<Cell> old = std::move(cell);
   cell = std::move(c);
-  if (old && --old->handles == 0) Context::get().on_last_handle(*old);
+  if (!old) return;
+  auto& list = old->handle_list;
+  list.erase(std::find(list.begin(), list.end(), this));
+  if (--old->handles == 0) Context::get().on_last_handle(*old);
 }
 
 namespace {

@@ -24,14 +24,17 @@
 namespace dtr::pt {
 
 struct Remat;
+struct Handle;
 
 struct Cell : std::enable_shared_from_this<Cell> {
   TensorId id = kNoId;
   at::Tensor value;              ///< undefined while evicted
   std::shared_ptr<Remat> remat;  ///< null: cannot be recomputed (held)
   int handles = 0;               ///< Handles pointing here (program refs)
+  std::vector<Handle*> handle_list;  ///< those Handles (for rebinding)
   bool held = false;             ///< locked in the runtime until death
   bool core_ref = true;          ///< still owns its runtime external ref
+  bool external = false;  ///< checkpoint() of a program's tensor: shares it
   ~Cell();
 };
 
@@ -51,6 +54,14 @@ struct Remat {
   at::Generator generator;  ///< for random ops: the generator used
   at::Tensor rng_state;     ///< its state before the op
   std::vector<const c10::StorageImpl*> captured;  ///< plain storages read
+  /// Plain tensors read, with their version counter at capture: a replay
+  /// refuses to run if one was written since (Note [Stale plain inputs]).
+  struct PlainInput {
+    int slot;
+    std::uint32_t version;
+    bool external;  ///< a checkpoint()ed tensor's cell, not a plain slot
+  };
+  std::vector<PlainInput> plain_inputs;
   OpId op_id = kNoId;
   explicit Remat(c10::OperatorHandle h) : op(std::move(h)) {}
   ~Remat();
@@ -60,6 +71,8 @@ struct Handle {
   std::shared_ptr<Cell> cell;
   explicit Handle(std::shared_ptr<Cell> c);
   ~Handle();
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
   void reset(std::shared_ptr<Cell> c);
 };
 

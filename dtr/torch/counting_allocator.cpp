@@ -4,6 +4,7 @@
 #include <c10/core/impl/alloc_cpu.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -23,7 +24,11 @@ std::unordered_map<void*, Block>& blocks() {
 AllocatorCounters g_counters;
 std::uint64_t g_next_epoch = 1;
 thread_local AllocationWindow* t_window = nullptr;
+thread_local bool t_in_hook = false;
+std::atomic<AllocationHook> g_outside_hook{nullptr};
 }  // namespace
+
+void set_outside_hook(AllocationHook hook) { g_outside_hook.store(hook); }
 
 class CountingAllocator final : public c10::Allocator {
  public:
@@ -34,13 +39,27 @@ class CountingAllocator final : public c10::Allocator {
       // Clear the window while the hook runs: evicting frees memory and may
       // replay nothing, but must not recurse into the hook.
       t_window = nullptr;
+      t_in_hook = true;
       try {
-        w->before_(w->pending_ + bytes);
+        w->before_(w->pending_, bytes);
       } catch (...) {
         t_window = w;
+        t_in_hook = false;
         throw;
       }
       t_window = w;
+      t_in_hook = false;
+    } else if (bytes > 0 && !t_in_hook) {
+      if (AllocationHook hook = g_outside_hook.load()) {
+        t_in_hook = true;
+        try {
+          hook(0, bytes);
+        } catch (...) {
+          t_in_hook = false;
+          throw;
+        }
+        t_in_hook = false;
+      }
     }
     void* p = c10::alloc_cpu(n);
     if (p != nullptr) {

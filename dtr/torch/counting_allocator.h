@@ -20,13 +20,22 @@ void install_counting_allocator();
 AllocatorCounters allocator_counters();
 void reset_allocator_peak();
 
+/// Called before an allocation of `bytes`; `pending` is what the open
+/// window (if any) has allocated so far and not freed. May evict or throw.
+using AllocationHook = void (*)(std::int64_t pending, std::int64_t bytes);
+
+/// A hook for allocations made outside any window (plain tensors: the
+/// optimizer, parameters), or nullptr. Not called while a hook runs on
+/// this thread.
+void set_outside_hook(AllocationHook hook);
+
 /// Per-thread allocation window: while one is open on this thread, each
-/// allocation of n bytes first calls `before(pending + n)` (which may evict
+/// allocation of n bytes first calls `before(pending, n)` (which may evict
 /// or throw), then adds n to `pending`; frees of memory allocated inside the
 /// window subtract again. Windows nest (a replay inside an operator call).
 class AllocationWindow {
  public:
-  using Hook = void (*)(std::int64_t bytes);
+  using Hook = AllocationHook;
   explicit AllocationWindow(Hook before);
   ~AllocationWindow();
   AllocationWindow(const AllocationWindow&) = delete;

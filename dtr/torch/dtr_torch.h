@@ -8,9 +8,10 @@
 ///   std::cout << dtr::pt::stats().allocator_peak_bytes;
 ///
 /// Every operator that touches a checkpointed tensor goes through one boxed
-/// kernel (see checkpoint_kernel.h) that materializes the inputs, runs the
-/// operator on plain tensors and records how to recompute the outputs.
-/// Parameters stay plain tensors: they are memory outside DTR's control.
+/// kernel (kernel.cpp) that materializes the inputs, runs the operator on
+/// plain tensors and records how to recompute the outputs. Parameters and
+/// their gradients stay plain tensors: memory outside DTR's control unless
+/// the budget's scope is BudgetScope::kProcess.
 /// Not thread-safe across concurrent training loops (one global runtime).
 #include <ATen/ATen.h>
 
@@ -26,7 +27,9 @@ class Module;
 namespace dtr::pt {
 
 /// Wraps `t` as a checkpointed tensor (an unevictable, freeable constant).
-/// A tensor that is already checkpointed is returned unchanged.
+/// A tensor that is already checkpointed is returned unchanged. If `t`
+/// requires grad, the result is in t's autograd graph: gradients flow back
+/// to `t` (as plain tensors).
 at::Tensor checkpoint(const at::Tensor& t);
 /// Marks a module's parameters and buffers as memory outside DTR's control
 /// (they stay plain tensors; see LIBTORCH-NOTES pitfall 7) and returns it.
@@ -35,21 +38,38 @@ torch::nn::Module& checkpoint(torch::nn::Module& module);
 at::Tensor decheckpoint(const at::Tensor& t);
 bool is_checkpoint(const at::Tensor& t);
 
-/// Sets the budget in bytes of tensor storage under DTR's control; returns
-/// the previous one. kUnlimited disables eviction.
-std::int64_t set_budget(std::int64_t bytes);
+/// What a budget bounds (docs/torch.md, "What a budget bounds").
+enum class BudgetScope {
+  /// Storage of checkpointed values (activations and what is computed from
+  /// them). Parameters, their gradients (plain tensors), optimizer state
+  /// and the tensors passed to checkpoint() are outside it.
+  kCheckpointed,
+  /// Every byte of CPU tensor memory in the process: DTR evicts so that
+  /// everything live, inside DTR or not, stays within the budget.
+  kProcess,
+};
+
+/// Sets the budget in bytes; returns the previous one. kUnlimited disables
+/// eviction. Process-wide: one budget for all threads.
+std::int64_t set_budget(std::int64_t bytes,
+                        BudgetScope scope = BudgetScope::kCheckpointed);
 std::int64_t budget();
+BudgetScope budget_scope();
 inline constexpr std::int64_t kUnlimited = std::int64_t{1} << 60;
 
 /// Scoped budget: sets it, restores the previous one on destruction.
 class Budget {
  public:
-  explicit Budget(std::int64_t bytes) : previous_(set_budget(bytes)) {}
-  ~Budget() { set_budget(previous_); }
+  explicit Budget(std::int64_t bytes,
+                  BudgetScope scope = BudgetScope::kCheckpointed)
+      : previous_scope_(budget_scope()),
+        previous_(set_budget(bytes, scope)) {}
+  ~Budget() { set_budget(previous_, previous_scope_); }
   Budget(const Budget&) = delete;
   Budget& operator=(const Budget&) = delete;
 
  private:
+  BudgetScope previous_scope_;
   std::int64_t previous_;
 };
 

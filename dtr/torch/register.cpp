@@ -4,6 +4,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/dtr_torch.h"
+#include "dtr/torch/trace_recording.h"
 
 namespace dtr::pt {
 namespace {
@@ -23,8 +25,26 @@ void kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 // Ops with a CompositeExplicitAutograd(NonFunctional) kernel have it
 // registered for every backend, PrivateUse1 included, so they would never
 // reach the fallback: they would allocate plain CPU tensors behind DTR's
-// back. Register the same boxed kernel for each of them, once aten is
-// loaded (it always is: libtorch_cpu is a dependency of this library).
+// back. Ops with both a CPU kernel and a CompositeImplicitAutograd one
+// (silu_backward, ...) would decompose on PrivateUse1 where a CPU tensor
+// runs the CPU kernel, with different rounding: efficientnet's gradients
+// differed from plain PyTorch in the last bits. Register the same boxed
+// kernel for all of them, so a checkpointed tensor takes exactly the path
+// a CPU tensor takes, once aten is loaded (it always is: libtorch_cpu is a
+// dependency of this library). Ops that only decompose (no CPU kernel)
+// decompose for both.
+bool needs_kernel(const c10::OperatorHandle& op) {
+  const bool cpu = op.hasKernelForDispatchKey(c10::DispatchKey::CPU);
+  const bool implicit = op.hasKernelForDispatchKey(
+      c10::DispatchKey::CompositeImplicitAutograd);
+  const bool explicit_composite =
+      op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+      op.hasKernelForDispatchKey(
+          c10::DispatchKey::CompositeExplicitAutogradNonFunctional);
+  if (implicit) return cpu;
+  return explicit_composite;
+}
+
 struct Overrides {
   Overrides() {
     install_counting_allocator();
@@ -38,16 +58,7 @@ struct Overrides {
       auto op = dispatcher.findOp(name);
       if (!op) continue;
       if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
-      if (op->hasKernelForDispatchKey(
-              c10::DispatchKey::CompositeImplicitAutograd)) {
-        continue;
-      }
-      if (!op->hasKernelForDispatchKey(
-              c10::DispatchKey::CompositeExplicitAutograd) &&
-          !op->hasKernelForDispatchKey(
-              c10::DispatchKey::CompositeExplicitAutogradNonFunctional)) {
-        continue;
-      }
+      if (!needs_kernel(*op)) continue;
       std::string short_name = name.name.substr(6);
       if (!name.overload_name.empty()) short_name += "." + name.overload_name;
       library->impl(short_name.c_str(),
@@ -70,7 +81,20 @@ Overrides& overrides() {
 at::Tensor op_checkpoint(const at::Tensor& t) { return checkpoint(t); }
 at::Tensor op_decheckpoint(const at::Tensor& t) { return decheckpoint(t); }
 bool op_is_checkpoint(const at::Tensor& t) { return is_checkpoint(t); }
-int64_t op_set_budget(int64_t bytes) { return set_budget(bytes); }
+BudgetScope parse_scope(const std::string& scope) {
+  TORCH_CHECK(scope == "checkpointed" || scope == "process",
+              "[dtr] unknown budget scope '", scope,
+              "' (checkpointed, process)");
+  return scope == "process" ? BudgetScope::kProcess
+                            : BudgetScope::kCheckpointed;
+}
+int64_t op_set_budget(int64_t bytes, std::string scope) {
+  TORCH_CHECK(bytes >= 0, "[dtr] set_budget: negative budget ", bytes);
+  return set_budget(bytes, parse_scope(scope));
+}
+std::string op_budget_scope() {
+  return budget_scope() == BudgetScope::kProcess ? "process" : "checkpointed";
+}
 int64_t op_budget() { return budget(); }
 void op_reset_peak() { reset_peak(); }
 void op_evict_all() { evict_all(); }
@@ -80,22 +104,50 @@ void op_set_cost_model(std::string model) {
               "[dtr] unknown cost model '", model, "' (measured, bytes)");
   set_cost_model(model == "bytes" ? CostModel::kBytes : CostModel::kMeasured);
 }
-std::vector<int64_t> op_stats() {
-  Stats s = stats();
-  return {s.budget_bytes,
-          s.dtr_bytes,
-          s.dtr_peak_bytes,
-          s.allocator_bytes,
-          s.allocator_peak_bytes,
-          s.outside_bytes,
-          s.held_bytes,
-          static_cast<int64_t>(s.ops),
-          static_cast<int64_t>(s.remat_ops),
-          static_cast<int64_t>(s.evictions),
-          static_cast<int64_t>(s.eager_evictions),
-          static_cast<int64_t>(s.lineage_cuts),
-          s.remat_compute_ns,
-          static_cast<int64_t>(s.escapes)};
+// Python's dtr.record(path): one recording at a time, into a file.
+struct FileRecording {
+  std::ofstream file;
+  std::unique_ptr<TraceRecording> recording;
+};
+std::unique_ptr<FileRecording>& file_recording() {
+  static auto* r = new std::unique_ptr<FileRecording>();
+  return *r;
+}
+void op_start_recording(std::string path) {
+  TORCH_CHECK(!file_recording(), "[dtr] record: a recording is running");
+  auto r = std::make_unique<FileRecording>();
+  r->file.open(path);
+  TORCH_CHECK(r->file.good(), "[dtr] record: cannot write ", path);
+  r->recording = std::make_unique<TraceRecording>(r->file);
+  file_recording() = std::move(r);
+}
+void op_stop_recording() {
+  auto r = std::move(file_recording());
+  if (!r) return;
+  r->recording.reset();
+  r->file.close();
+  TORCH_CHECK(!r->file.fail(), "[dtr] record: writing the trace failed");
+}
+
+// By name, so the Python side never keeps a positional list in step.
+c10::Dict<std::string, int64_t> op_stats() {
+  const Stats s = stats();
+  c10::Dict<std::string, int64_t> d;
+  d.insert("budget_bytes", s.budget_bytes);
+  d.insert("dtr_bytes", s.dtr_bytes);
+  d.insert("dtr_peak_bytes", s.dtr_peak_bytes);
+  d.insert("allocator_bytes", s.allocator_bytes);
+  d.insert("allocator_peak_bytes", s.allocator_peak_bytes);
+  d.insert("outside_bytes", s.outside_bytes);
+  d.insert("held_bytes", s.held_bytes);
+  d.insert("ops", static_cast<int64_t>(s.ops));
+  d.insert("remat_ops", static_cast<int64_t>(s.remat_ops));
+  d.insert("evictions", static_cast<int64_t>(s.evictions));
+  d.insert("eager_evictions", static_cast<int64_t>(s.eager_evictions));
+  d.insert("lineage_cuts", static_cast<int64_t>(s.lineage_cuts));
+  d.insert("escapes", static_cast<int64_t>(s.escapes));
+  d.insert("remat_compute_ns", s.remat_compute_ns);
+  return d;
 }
 
 }  // namespace
@@ -110,11 +162,15 @@ TORCH_LIBRARY(dtr, m) {
   m.def("checkpoint(Tensor self) -> Tensor", &dtr::pt::op_checkpoint);
   m.def("decheckpoint(Tensor self) -> Tensor", &dtr::pt::op_decheckpoint);
   m.def("is_checkpoint(Tensor self) -> bool", &dtr::pt::op_is_checkpoint);
-  m.def("set_budget(int bytes) -> int", &dtr::pt::op_set_budget);
+  m.def("set_budget(int bytes, str scope=\"checkpointed\") -> int",
+        &dtr::pt::op_set_budget);
+  m.def("budget_scope() -> str", &dtr::pt::op_budget_scope);
   m.def("budget() -> int", &dtr::pt::op_budget);
   m.def("reset_peak() -> ()", &dtr::pt::op_reset_peak);
   m.def("dump() -> ()", &dtr::pt::op_dump);
   m.def("evict_all() -> ()", &dtr::pt::op_evict_all);
   m.def("set_cost_model(str model) -> ()", &dtr::pt::op_set_cost_model);
-  m.def("stats() -> int[]", &dtr::pt::op_stats);
+  m.def("stats() -> Dict(str, int)", &dtr::pt::op_stats);
+  m.def("start_recording(str path) -> ()", &dtr::pt::op_start_recording);
+  m.def("stop_recording() -> ()", &dtr::pt::op_stop_recording);
 }

@@ -7,6 +7,12 @@
         loss.backward()
     print(dtr.stats()["allocator_peak_bytes"])
 
+A budget bounds the storage of checkpointed values by default; with
+``scope="process"`` it bounds every byte of CPU tensor memory in the process
+(parameters, gradients and optimizer state included). One budget for the
+whole process: ``budget()`` blocks on different threads nest like any
+other process-wide setting and are not independent.
+
 Loads the same libdtr_torch.so the C++ API uses into Debian's python3-torch
 (found through $DTR_TORCH_LIBRARY or next to the build directories).
 """
@@ -17,14 +23,10 @@ import os
 import torch
 
 __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
-           "set_budget", "stats", "reset_peak", "evict_all", "set_cost_model", "UNLIMITED"]
+           "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
+           "set_cost_model", "record", "UNLIMITED"]
 
 UNLIMITED = 1 << 60
-_STAT_NAMES = ("budget_bytes", "dtr_bytes", "dtr_peak_bytes",
-               "allocator_bytes", "allocator_peak_bytes", "outside_bytes",
-               "held_bytes", "ops", "remat_ops", "evictions",
-               "eager_evictions", "lineage_cuts", "remat_compute_ns",
-               "escapes")
 
 
 def _find_library():
@@ -57,41 +59,49 @@ def decheckpoint(t):
     return _ops.decheckpoint(t) if is_checkpoint(t) else t
 
 
-def _wrap(x):
-    if isinstance(x, torch.Tensor) and x.device.type == "cpu" \
-            and x.layout == torch.strided:
-        return _ops.checkpoint(x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_wrap(v) for v in x)
-    return x
-
-
 def checkpoint(obj):
-    """A tensor: returns it checkpointed. A module: checkpoints the inputs
-    of every forward() call (parameters stay plain tensors, outside DTR's
-    control) and returns the module."""
+    """A tensor: returns it checkpointed (in its autograd graph: gradients
+    flow back to it). A module: checkpoints the inputs of every forward()
+    call (parameters and their gradients stay plain tensors; recurrent
+    modules get checkpointed initial states) and returns the module."""
     if isinstance(obj, torch.nn.Module):
-        obj.register_forward_pre_hook(lambda module, args: _wrap(args))
-        return obj
-    return _wrap(obj)
+        return _modules.install(obj)
+    return _modules.wrap(obj)
 
 
-def set_budget(nbytes):
-    """Sets the budget in bytes; returns the previous one."""
-    return _ops.set_budget(int(nbytes))
+def set_budget(nbytes, scope="checkpointed"):
+    """Sets the budget in bytes ("checkpointed" values, or the whole
+    "process"); returns the previous one."""
+    return _ops.set_budget(int(nbytes), scope)
+
+
+def budget_scope():
+    return _ops.budget_scope()
 
 
 @contextlib.contextmanager
-def budget(nbytes):
-    previous = set_budget(nbytes)
+def budget(nbytes, scope="checkpointed"):
+    previous_scope = budget_scope()
+    previous = set_budget(nbytes, scope)
     try:
         yield
     finally:
-        set_budget(previous)
+        set_budget(previous, previous_scope)
+
+
+@contextlib.contextmanager
+def record(path):
+    """Writes every operator call on checkpointed tensors inside the block
+    to `path` as a trace the simulator replays (`dtr sim PATH`)."""
+    _ops.start_recording(str(path))
+    try:
+        yield
+    finally:
+        _ops.stop_recording()
 
 
 def stats():
-    return dict(zip(_STAT_NAMES, _ops.stats()))
+    return dict(_ops.stats())
 
 
 def evict_all():
@@ -108,22 +118,5 @@ def set_cost_model(model):
     _ops.set_cost_model(model)
 
 
-# repr()/numpy() read data directly (LIBTORCH-NOTES pitfall 6): go through
-# the plain tensor for checkpointed ones.
-_plain_repr = torch.Tensor.__repr__
-_plain_numpy = torch.Tensor.numpy
-
-
-def _repr(self, *args, **kwargs):
-    if is_checkpoint(self):
-        return "dtr." + _plain_repr(decheckpoint(self).detach(), *args,
-                                    **kwargs)
-    return _plain_repr(self, *args, **kwargs)
-
-
-def _numpy(self, *args, **kwargs):
-    return _plain_numpy(decheckpoint(self), *args, **kwargs)
-
-
-torch.Tensor.__repr__ = _repr
-torch.Tensor.numpy = _numpy
+from . import _modules  # noqa: E402
+from . import _tensor_methods  # noqa: E402,F401  (patches torch.Tensor)

@@ -1,0 +1,44 @@
+#pragma once
+/// RAII for one runtime call: begin_call locks (and rematerializes) the
+/// inputs; every path out of the kernel -- end_call, an explicit abort, or
+/// an exception anywhere in between -- releases those locks exactly once.
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "dtr/core/runtime.h"
+
+namespace dtr::pt {
+
+class CallGuard {
+ public:
+  CallGuard(Runtime& runtime, std::vector<TensorId> inputs)
+      : runtime_(runtime), inputs_(std::move(inputs)) {
+    runtime_.begin_call(inputs_);  // unlocks what it locked if it throws
+  }
+  ~CallGuard() {
+    if (open_) runtime_.abort_call(inputs_);
+  }
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+
+  const std::vector<TensorId>& inputs() const { return inputs_; }
+  /// Records the call; end_call releases the locks itself, also on error.
+  std::vector<TensorId> end(std::string_view name,
+                            std::span<const OutputSpec> outputs,
+                            std::int64_t cost_ns) {
+    open_ = false;
+    return runtime_.end_call(name, inputs_, outputs, cost_ns);
+  }
+  void abort() {
+    open_ = false;
+    runtime_.abort_call(inputs_);
+  }
+
+ private:
+  Runtime& runtime_;
+  std::vector<TensorId> inputs_;
+  bool open_ = true;
+};
+
+}  // namespace dtr::pt

@@ -1,0 +1,141 @@
+// Autograd at DTR's border: checkpoint() inside the autograd graph, and
+// gradients of plain parameters kept plain.
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
+
+#include "dtr/torch/checkpoint_context.h"
+
+namespace dtr::pt {
+
+namespace {
+
+// Note [Differentiable checkpoint]
+// checkpoint(t) of a tensor that requires grad must stay in t's autograd
+// graph: the wrapper is the output of this function, whose backward hands
+// the gradient to t as a plain tensor (t is plain). Without it the wrapper
+// was a new leaf and every gradient upstream of it was silently lost.
+struct CheckpointFunction
+    : public torch::autograd::Function<CheckpointFunction> {
+  static at::Tensor forward(torch::autograd::AutogradContext*,
+                            const at::Tensor& t) {
+    return Context::get().wrap_constant(t);
+  }
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext*,
+      torch::autograd::variable_list grads) {
+    at::Tensor& g = grads[0];
+    if (as_checkpoint(g) != nullptr && !g.requires_grad()) {
+      g = Context::get().take_plain(g);
+    }
+    return {g};
+  }
+};
+
+}  // namespace
+
+at::Tensor checkpoint(const at::Tensor& t) {
+  if (!t.defined() || as_checkpoint(t) != nullptr) return t;
+  if (t.requires_grad() && at::GradMode::is_enabled()) {
+    return CheckpointFunction::apply(t);
+  }
+  return Context::get().wrap_constant(t);
+}
+
+// Note [Plain parameter gradients]
+// A parameter is a plain tensor outside DTR; its gradient is made plain
+// too, by a hook that runs before the engine accumulates it into .grad.
+// So the optimizer step runs on plain tensors only (foreach kernels
+// included), no gradient can be evicted and rebuilt from weights that the
+// step already changed, and at the end of the backward pass -- before any
+// step -- the lineage is cut (Note [Lineage cut]): nothing recorded before
+// the step can be replayed against the new weights. Double backward
+// (create_graph=True) keeps checkpointed gradients: they are in a graph.
+void Context::watch_parameter(const at::Tensor& t) {
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  auto it = watched_.find(impl);
+  if (it != watched_.end() && !it->second.expired()) return;
+  if (watched_.size() >= watched_sweep_at_) {  // parameters that died
+    for (auto w = watched_.begin(); w != watched_.end();) {
+      w = w->second.expired() ? watched_.erase(w) : std::next(w);
+    }
+    watched_sweep_at_ = 2 * watched_.size() + 64;
+  }
+  watched_.insert_or_assign(
+      impl, c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr()));
+  at::Tensor(t).register_hook([](const at::Tensor& grad) -> at::Tensor {
+    return Context::get().parameter_gradient(grad);
+  });
+}
+
+// A plain non-leaf input (`weight.t()` inside linear) was computed from
+// plain tensors only: its parameters are the AccumulateGrad leaves of its
+// autograd history. Walked once per node per backward pass.
+void Context::watch_parameters_of(const at::Tensor& t) {
+  std::vector<torch::autograd::Node*> work{t.grad_fn().get()};
+  while (!work.empty()) {
+    torch::autograd::Node* node = work.back();
+    work.pop_back();
+    if (node == nullptr || !walked_.insert(node).second) continue;
+    if (auto* acc = dynamic_cast<torch::autograd::AccumulateGrad*>(node)) {
+      watch_parameter(acc->variable);
+      continue;
+    }
+    for (const auto& edge : node->next_edges()) {
+      work.push_back(edge.function.get());
+    }
+  }
+  if (walked_.size() > 100000) walked_.clear();
+}
+
+at::Tensor Context::parameter_gradient(const at::Tensor& grad) {
+  if (as_checkpoint(grad) == nullptr || grad.requires_grad()) return grad;
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (!cut_queued_) {
+    // The engine drops a failed backward's callbacks unrun: the token's
+    // destructor then re-arms the queueing, or no cut would ever come.
+    struct Token {
+      std::uint64_t generation;
+      ~Token() { Context::get().on_cut_callback_dropped(generation); }
+    };
+    cut_queued_ = true;
+    auto token = std::make_shared<Token>(Token{++cut_generation_});
+    torch::autograd::Engine::get_default_engine().queue_callback(
+        [token] { Context::get().on_backward_end(); });
+  }
+  return take_plain(grad);
+}
+
+void Context::on_cut_callback_dropped(std::uint64_t generation) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (generation == cut_generation_) cut_queued_ = false;
+}
+
+void Context::on_backward_end() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  cut_queued_ = false;
+  walked_.clear();  // nodes die with the graph; their addresses get reused
+  explained([&] { cut_lineage(); });
+}
+
+at::Tensor Context::take_plain(const at::Tensor& t) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  std::shared_ptr<Cell> cell = as_checkpoint(t)->handle()->cell;
+  if (!cell->value.defined()) {
+    CoreScope scope(*this);
+    explained([&] { runtime_.materialize(cell->id); });
+  }
+  const Graph& g = runtime_.graph();
+  const CellCounts n = count_cells(g.storage(g.tensor(cell->id).storage));
+  // Ours and t's references only: once t goes, nothing reads the buffer.
+  const bool sole = cell->weak_from_this().use_count() == 2 &&
+                    cell->handles == 1 && n.live == 1;
+  const at::Tensor v = cell->value;  // an eviction may reset cell->value
+  if (!sole) return v.clone();
+  // A new TensorImpl on the same buffer: the engine can adopt it as .grad
+  // without a copy, and it is not an autograd view of the cell's value.
+  return at::empty({0}, v.options())
+      .set_(v.storage(), v.storage_offset(), v.sizes(), v.strides());
+}
+
+}  // namespace dtr::pt

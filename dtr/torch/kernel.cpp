@@ -1,0 +1,303 @@
+// Context::call, the boxed kernel, as a short orchestration of steps.
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <cstdio>
+#include <iostream>
+
+#include "dtr/core/error.h"
+#include "dtr/torch/call_guard.h"
+#include "dtr/torch/checkpoint_context.h"
+#include "dtr/torch/counting_allocator.h"
+#include "dtr/torch/ivalue_tensors.h"
+#include "dtr/torch/plain_tensors.h"
+#include "dtr/torch/op_rules.h"
+
+namespace dtr::pt {
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+
+
+RngCapture capture_rng(const c10::FunctionSchema& schema,
+                       const std::vector<c10::IValue>& args) {
+  RngCapture rng;
+  if (!is_random(schema)) return rng;
+  for (const auto& a : args) {
+    if (a.isGenerator()) rng.generator = a.toGenerator();
+  }
+  if (!rng.generator.defined()) {
+    rng.generator = at::detail::getDefaultCPUGenerator();
+  }
+  std::lock_guard<std::mutex> g(rng.generator.mutex());
+  rng.state = rng.generator.get_state();
+  return rng;
+}
+
+}  // namespace
+
+// Note [The boxed kernel]
+// 1. Plan the writes (mutation.cpp): each mutated argument (schema `(a!)`,
+//    plus batch norm's hidden running statistics) is copied-on-write, moved,
+//    written directly and held, or written through shared views; writing a
+//    plain tensor that lineage read first cuts the lineage.
+// 2. begin_call (CallGuard) materializes and locks the checkpointed
+//    inputs; the op runs on plain tensors below autograd inside an
+//    allocation window, so every allocation first makes room in the budget.
+// 3. Results sharing an input's storage are aliases, fresh storages new
+//    values; end_call records them and the Remat (remat.cpp) keeps the
+//    operator, the non-tensor arguments and the input cells.
+// 4. The results are wrapped; in-place results swap the written wrapper's
+//    Handle to the new value.
+// Every exception after begin_call unwinds through the CallGuard, which
+// releases the input locks.
+void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  explained([&] { call_unexplained(op, stack); });
+}
+
+void Context::call_unexplained(const c10::OperatorHandle& op,
+                               torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const std::string name = op_name(op);
+  check_supported(schema, name);
+  const std::size_t n = schema.arguments().size();
+  std::vector<c10::IValue> args(std::make_move_iterator(stack->end() - n),
+                                std::make_move_iterator(stack->end()));
+  stack->erase(stack->end() - n, stack->end());
+  if (route_special(op, stack, args)) return;
+  struct CurrentOp {  // names the operator in out-of-memory messages
+    const std::string*& slot;
+    const std::string* saved;
+    CurrentOp(const std::string*& s, const std::string* name)
+        : slot(s), saved(s) {
+      slot = name;
+    }
+    ~CurrentOp() { slot = saved; }
+  } current(current_op_, &name);
+
+  MutationPlan plan = plan_mutations(schema, name, args);
+  if (plan.need_cut) cut_lineage();
+  if (debug_) {
+    std::fprintf(stderr, "[dtr] %s direct=%d cut=%d mem=%lld\n", name.c_str(),
+                 int(plan.direct), int(plan.need_cut),
+                 static_cast<long long>(runtime_.stats().memory_bytes));
+  }
+  note_parameters(args);
+  Slots slots = collect_slots(args, plan);
+
+  CoreScope scope(*this);
+  ++ops_;
+  std::optional<CallGuard> guard;
+  guard.emplace(runtime_, slots.ids);  // may rematerialize: may run out
+  const RngCapture rng = capture_rng(schema, args);
+  Outputs out = run_op(op, stack, args, plan, slots);
+  classify_results(schema, name, args, plan, slots, out);
+
+  std::vector<std::shared_ptr<Cell>> out_cells;
+  if (out.specs.empty()) {
+    guard->abort();
+  } else {
+    const std::int64_t cost = cost_of(out.elapsed_ns, out.new_bytes);
+    // No note_peak() here: a kMove output is counted before its old value
+    // is evicted (same buffer); the allocation hook tracks the real level.
+    std::vector<TensorId> out_ids = guard->end(name, out.specs, cost);
+    if (recorder_ != nullptr) {
+      std::vector<OutputSpec> rec(out.specs);
+      const Graph& g = runtime_.graph();
+      for (auto& o : rec) {
+        if (o.alias_of < 0) continue;
+        o.bytes = g.storage(g.tensor(slots.ids[o.alias_of]).storage).bytes;
+      }
+      recorder_->call(name, slots.ids, out_ids, rec, cost);
+    }
+    for (std::size_t o = 0; o < out.specs.size(); ++o) {
+      out_cells.push_back(new_cell(out_ids[o], out.values[o]));
+    }
+    if (!plan.direct) {
+      build_remat(op, args, plan, slots, out, rng, out_ids, out_cells);
+    } else {
+      for (auto& c : out_cells) hold(c);
+    }
+  }
+  if (plan.direct) hold_written(args, plan);
+  for (TensorId id : slots.ids) evict_if_unreferenced(id);
+  wrap_results(stack, args, out, out_cells);
+}
+
+void Context::note_parameters(const std::vector<c10::IValue>& args) {
+  if (!at::GradMode::is_enabled()) return;
+  for (const auto& a : args) {
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      if (!t.defined() || as_checkpoint(t) != nullptr || !t.requires_grad())
+        return;
+      if (t.is_leaf()) {
+        watch_parameter(t);
+      } else {
+        watch_parameters_of(t);
+      }
+    });
+  }
+}
+
+Slots Context::collect_slots(const std::vector<c10::IValue>& args,
+                             const MutationPlan& plan) {
+  Slots s;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (plan.is_stripped(i)) continue;
+    for_each_tensor(args[i], [&](const at::Tensor& t) {
+      auto* w = as_checkpoint(t);
+      s.cells.push_back(w != nullptr ? w->handle()->cell : nullptr);
+      s.arg.push_back(static_cast<int>(i));
+      if (w != nullptr) {
+        s.input.push_back(static_cast<int>(s.ids.size()));
+        s.ids.push_back(s.cells.back()->id);
+      } else {
+        s.input.push_back(-1);
+      }
+    });
+  }
+  s.values.resize(s.cells.size());
+  return s;
+}
+
+// Step 2: the operator on plain values, below autograd, with every
+// allocation making room in the budget first.
+Outputs Context::run_op(const c10::OperatorHandle& op,
+                        torch::jit::Stack* stack,
+                        const std::vector<c10::IValue>& args,
+                        const MutationPlan& plan, Slots& slots) {
+  Outputs out;
+  const std::size_t n_returns = op.schema().returns().size();
+  AllocationWindow window(&make_room_hook);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (plan.is_stripped(i)) {
+      stack->push_back(args[i]);
+      continue;
+    }
+    stack->push_back(map_tensors(args[i], [&](const at::Tensor& t) {
+      const std::size_t slot = k++;
+      at::Tensor v = t;
+      if (slots.cells[slot]) {
+        v = slots.cells[slot]->value;
+        DTR_ASSERT(v.defined(), "input of ", op_name(op), " not resident");
+        if (plan.write[i] && !plan.direct) {
+          if (!plan.moved[i]) v = cow_clone(v);
+          slots.cow.push_back(static_cast<int>(slot));
+        }
+      }
+      slots.values[slot] = v;
+      return v;
+    }));
+  }
+  const std::int64_t start = now_ns();
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    op.callBoxed(stack);
+  }
+  out.elapsed_ns = now_ns() - start;
+  out.results.assign(std::make_move_iterator(stack->end() - n_returns),
+                     std::make_move_iterator(stack->end()));
+  stack->erase(stack->end() - n_returns, stack->end());
+  return out;
+}
+
+// Step 3: which results are new values, which aliases, which ignored.
+void Context::classify_results(const c10::FunctionSchema& schema,
+                               const std::string& name,
+                               const std::vector<c10::IValue>& args,
+                               const MutationPlan& plan, const Slots& slots,
+                               Outputs& out) {
+  const auto& rets = schema.returns();
+  const auto& formals = schema.arguments();
+  out.inplace_arg.assign(rets.size(), -1);
+  for (std::size_t r = 0; r < rets.size(); ++r) {
+    if (is_write(rets[r])) {
+      for (std::size_t j = 0; j < formals.size(); ++j) {
+        if (is_write(formals[j]) && formals[j].alias_info()->beforeSets() ==
+                                        rets[r].alias_info()->beforeSets()) {
+          out.inplace_arg[r] = static_cast<int>(j);
+          break;
+        }
+      }
+      DTR_ASSERT(out.inplace_arg[r] >= 0,
+                 "no argument for in-place result of ", name);
+    }
+    for_each_tensor(out.results[r], [&](const at::Tensor& v) {
+      const int j = out.inplace_arg[r];
+      const bool new_value =
+          j >= 0 ? !plan.direct && args[j].isTensor() &&
+                       as_checkpoint(args[j].toTensor()) != nullptr
+                 : v.defined() && v.has_storage();
+      if (!new_value) {
+        out.result_map.push_back(-1);
+        return;
+      }
+      int alias_of = -1;
+      if (j < 0) {
+        const c10::StorageImpl* s = storage_of(v);
+        for (std::size_t k = 0; k < slots.values.size(); ++k) {
+          if (storage_of(slots.values[k]) != s) continue;
+          if (!slots.cells[k] || slots.is_cow(k)) {  // a view of a plain
+            out.result_map.push_back(-1);            // tensor: stays plain
+            return;
+          }
+          alias_of = slots.input[k];
+          break;
+        }
+        if (alias_of < 0) {
+          for (const auto& o : out.values) {
+            if (storage_of(o) == s) {
+              throw UnsupportedOperator(detail::concat(
+                  "[dtr] ", name,
+                  ": two results share one new storage, which checkpointed "
+                  "tensors cannot represent"));
+            }
+          }
+        }
+      }
+      out.result_map.push_back(static_cast<int>(out.specs.size()));
+      const auto bytes =
+          alias_of >= 0 ? 0 : static_cast<std::int64_t>(v.storage().nbytes());
+      out.specs.push_back({bytes, alias_of});
+      out.new_bytes += bytes;
+      out.values.push_back(v);
+    });
+  }
+}
+
+// Step 4: wrappers for new values; in-place results return the argument.
+void Context::wrap_results(
+    torch::jit::Stack* stack, const std::vector<c10::IValue>& args,
+    const Outputs& out, const std::vector<std::shared_ptr<Cell>>& out_cells) {
+  std::size_t f = 0;
+  for (std::size_t r = 0; r < out.results.size(); ++r) {
+    const int j = out.inplace_arg[r];
+    if (j >= 0) {
+      for_each_tensor(out.results[r], [&](const at::Tensor&) {
+        const int idx = out.result_map[f++];
+        if (idx < 0) return;
+        auto* w = as_checkpoint(args[j].toTensor());
+        w->handle()->reset(out_cells[idx]);
+        w->refresh_metadata(out_cells[idx]->value);
+      });
+      stack->push_back(args[j]);
+      continue;
+    }
+    stack->push_back(map_tensors(out.results[r], [&](const at::Tensor& v) {
+      const int idx = out.result_map[f++];
+      return idx < 0 ? v : make_wrapper(out_cells[idx]);
+    }));
+  }
+}
+
+}  // namespace dtr::pt

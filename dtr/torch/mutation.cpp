@@ -1,0 +1,275 @@
+// In-place writes: how each write is carried out (Note [The boxed kernel],
+// step 1), copy-on-write of shared storages, holds and lineage cuts.
+#include <cstdio>
+
+#include "dtr/core/error.h"
+#include "dtr/torch/call_guard.h"
+#include "dtr/torch/checkpoint_context.h"
+#include "dtr/torch/counting_allocator.h"
+#include "dtr/torch/ivalue_tensors.h"
+#include "dtr/torch/plain_tensors.h"
+#include "dtr/torch/op_rules.h"
+
+namespace dtr::pt {
+
+MutationPlan Context::plan_mutations(const c10::FunctionSchema& schema,
+                                     const std::string& name,
+                                     const std::vector<c10::IValue>& args) {
+  const auto& formals = schema.arguments();
+  MutationPlan plan;
+  plan.write.resize(args.size());
+  plan.moved.resize(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    plan.write[i] = is_write(formals[i]);
+  }
+  plan.stripped = hidden_writes(schema, args);
+  for (int i : plan.stripped) plan.write[i] = true;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!plan.write[i] || args[i].isNone()) continue;
+    if (args[i].isTensor()) {
+      plan_write(name, args[i].toTensor(), plan.is_stripped(i), i, plan);
+    } else if (args[i].isTensorList() || args[i].isList()) {
+      // Note [Written tensor lists]
+      // `_foreach_add_(self, other)` and friends write every element in
+      // place: each checkpointed element is written directly and held;
+      // one that lineage still reads gets a lineage cut first.
+      for_each_tensor(args[i], [&](const at::Tensor& t) {
+        plan_write(name, t, false, kListElement, plan);
+      });
+    } else {
+      throw UnsupportedOperator(detail::concat(
+          "[dtr] ", name, ": mutated argument '", formals[i].name(),
+          "' is not a tensor"));
+    }
+  }
+  // A copy-on-write candidate in an op that must run in place: its old
+  // value may be read by lineage, so cut first.
+  if (plan.direct && plan.any_cow) plan.need_cut = true;
+  return plan;
+}
+
+void Context::plan_write(const std::string& name, const at::Tensor& t,
+                         bool hidden, std::size_t i, MutationPlan& plan) {
+  if (!t.defined()) return;
+  auto* w = as_checkpoint(t);
+  if (w == nullptr) {  // a plain tensor: written in place
+    if (!hidden) plan.direct = true;
+    if (captured_.count(storage_of(t)) != 0) plan.need_cut = true;
+    if (!hidden && at::GradMode::is_enabled()) note_escape(name);
+    return;
+  }
+  if (hidden) {
+    throw UnsupportedOperator(detail::concat(
+        "[dtr] ", name,
+        ": running statistics must be plain tensors, not checkpointed ones"));
+  }
+  const Cell& cell = *w->handle()->cell;
+  const Mutation m = classify(t, cell, 0);
+  if (debug_) {
+    std::fprintf(stderr, "[dtr]   %s arg %zu mutation %d handles %d remat %d\n",
+                 name.c_str(), i, static_cast<int>(m), cell.handles,
+                 static_cast<int>(cell.remat != nullptr));
+  }
+  if (m == Mutation::kShared) {
+    copy_storage_on_write(cell.id);  // rebinds t's handle: a new cell
+    plan.shared_storages.push_back(w->handle()->cell->id);
+    plan.direct = true;
+    return;
+  }
+  if (m == Mutation::kSharedViews) plan.shared_storages.push_back(cell.id);
+  if (i == kListElement) {  // Note [Written tensor lists]
+    if (m == Mutation::kCopyOnWrite) plan.need_cut = true;
+    plan.direct = true;
+    return;
+  }
+  if (m == Mutation::kMove) plan.moved[i] = true;
+  if (m == Mutation::kCopyOnWrite || m == Mutation::kMove) {
+    plan.any_cow = true;
+  } else {
+    plan.direct = true;
+  }
+}
+
+// How a write into `cell` (the value behind `wrapper`) is carried out.
+// extra_refs: references to the cell held by the caller.
+Context::Mutation Context::classify(const at::Tensor& wrapper,
+                                    const Cell& cell, int extra_refs) const {
+  const Graph& g = runtime_.graph();
+  const dtr::Tensor& t = g.tensor(cell.id);
+  const Storage& st = g.storage(t.storage);
+  bool siblings = false;      // other live values in this storage
+  bool program_views = false;  // of which the program holds some
+  for (TensorId other : st.tensors) {
+    if (other == cell.id || other >= cells_.size() || cells_[other] == nullptr)
+      continue;
+    siblings = true;
+    program_views |= cells_[other]->handles > 0;
+  }
+  if (program_views) {
+    // The program sees the write through its other views, as in PyTorch:
+    // written in place. If lineage read the storage into another storage
+    // (which could be evicted and replayed), the storage is copied first.
+    for (TensorId member : st.tensors) {
+      for (OpId consumer : g.tensor(member).consumers) {
+        if (remats_.count(consumer) == 0) continue;
+        for (TensorId out : g.op(consumer).outputs) {
+          if (g.tensor(out).storage != t.storage) return Mutation::kShared;
+        }
+      }
+    }
+    return Mutation::kSharedViews;
+  }
+  // Only lineage reads the siblings: copy what is written, keep the rest.
+  if (t.is_alias || siblings) return Mutation::kCopyOnWrite;
+  // Nothing but the program's handle reads this value: no need to keep the
+  // old one. A recomputable value is mutated in place and the result is a
+  // new value whose replay recomputes the old one and mutates a copy; a
+  // value that cannot be recomputed is mutated and stays held.
+  const long refs = cell.weak_from_this().use_count() - extra_refs;
+  if (refs == cell.handles && cell.handles == 1) {
+    return cell.remat ? Mutation::kMove : Mutation::kDirect;
+  }
+  const bool in_graph = wrapper.requires_grad() || wrapper.grad_fn();
+  if (!in_graph && refs == cell.handles) return Mutation::kDirect;
+  return Mutation::kCopyOnWrite;
+}
+
+// Note [Storage copy-on-write]
+// A write into a storage whose views the program holds, while lineage
+// still reads the storage's old contents: instead of a lineage cut (which
+// holds every live value), the storage is copied. Every view the program
+// holds moves to the copy (same sizes, strides and offset; the write then
+// goes there and every view sees it, as in PyTorch); the old storage keeps
+// its values and lineage for the consumers that read it, evictable as
+// before. The copy cannot be recomputed, so it is held until its views
+// die: the cost is one held copy of what was written into.
+void Context::copy_storage_on_write(TensorId member) {
+  const Graph& g = runtime_.graph();
+  std::vector<std::shared_ptr<Cell>> views;
+  for (TensorId t : g.storage(g.tensor(member).storage).tensors) {
+    if (t < cells_.size() && cells_[t] != nullptr && cells_[t]->handles > 0) {
+      views.push_back(cells_[t]->shared_from_this());
+    }
+  }
+  CoreScope scope(*this);
+  std::vector<TensorId> ids;
+  for (const auto& c : views) ids.push_back(c->id);
+  std::vector<std::shared_ptr<Cell>> copies;
+  {
+    CallGuard guard(runtime_, ids);
+    const c10::Storage& old = views[0]->value.storage();
+    const auto nbytes = static_cast<std::int64_t>(old.nbytes());
+    at::Tensor raw;
+    {
+      AllocationWindow window(&make_room_hook);
+      raw = at::empty({0}, at::kByte).set_(old).clone();
+    }
+    OutputSpec spec{nbytes, -1};
+    const TensorId root = guard.end("copy_on_write", {&spec, 1}, 1)[0];
+    for (const auto& c : views) {
+      at::Tensor v = at::empty({0}, c->value.options())
+                         .set_(raw.storage(), c->value.storage_offset(),
+                               c->value.sizes(), c->value.strides());
+      CallGuard alias(runtime_, {root});
+      OutputSpec view_spec{0, 0};
+      copies.push_back(
+          new_cell(alias.end("copy_on_write_view", {&view_spec, 1}, 1)[0], v));
+    }
+    // The copy cannot be recomputed: its views are held while they live;
+    // the root has no handle and goes at once (the views keep the buffer).
+    for (auto& c : copies) hold(c);
+    new_cell(root, raw);
+  }
+  for (std::size_t k = 0; k < views.size(); ++k) {
+    std::vector<Handle*> handles = views[k]->handle_list;
+    for (Handle* h : handles) h->reset(copies[k]);
+  }
+}
+
+void Context::hold(const std::shared_ptr<Cell>& cell) {
+  if (cell->held) return;
+  CoreScope scope(*this);
+  runtime_.begin_call({&cell->id, 1});  // materializes and locks
+  cell->held = true;
+  cell->remat.reset();
+}
+
+// After a direct write: every written value stays resident, since its
+// lineage would recompute the old contents, and so does every live value
+// sharing a written storage.
+void Context::hold_written(const std::vector<c10::IValue>& args,
+                           const MutationPlan& plan) {
+  const Graph& g = runtime_.graph();
+  for (TensorId member_of : plan.shared_storages) {
+    std::vector<std::shared_ptr<Cell>> members;
+    for (TensorId m : g.storage(g.tensor(member_of).storage).tensors) {
+      if (m < cells_.size() && cells_[m] != nullptr) {
+        members.push_back(cells_[m]->shared_from_this());
+      }
+    }
+    for (auto& c : members) hold(c);
+  }
+  for (std::size_t j = 0; j < args.size(); ++j) {
+    if (!plan.write[j] || plan.is_stripped(j)) continue;
+    for_each_tensor(args[j], [&](const at::Tensor& t) {
+      if (auto* w = as_checkpoint(t)) {
+        hold(w->handle()->cell);
+        w->refresh_metadata(w->handle()->cell->value);
+      }
+    });
+  }
+}
+
+// Note [Lineage cut]
+// A value's lineage reads its inputs as they were. When something it read
+// is about to be overwritten in place -- a plain parameter updated by the
+// optimizer -- we make every value the program still holds resident and
+// unevictable ("held", until it dies) and drop every rematerializer, so
+// nothing is ever replayed against new contents. Values only lineage kept
+// alive die with it. In training this happens once per optimizer step, at
+// the end of backward (gradients.cpp): an iteration boundary.
+void Context::cut_lineage() {
+  CoreScope scope(*this);
+  ++lineage_cuts_;
+  std::vector<std::shared_ptr<Cell>> live;
+  for (Cell* c : cells_) {
+    if (c != nullptr) live.push_back(c->shared_from_this());
+  }
+  for (auto& c : live) {
+    if (c->handles > 0 && !c->held) {
+      runtime_.begin_call({&c->id, 1});
+      c->held = true;
+      if (debug_) {
+        const Graph& g = runtime_.graph();
+        std::fprintf(stderr, "[dtr]   cut holds x%u (%s, %lld bytes)\n",
+                     c->id, g.op(g.tensor(c->id).op).name.c_str(),
+                     static_cast<long long>(
+                         g.storage(g.tensor(c->id).storage).bytes));
+      }
+    }
+  }
+  for (auto& c : live) c->remat.reset();
+  live.clear();
+}
+
+// Note [Escapes]
+// An in-place op that writes checkpointed values into a plain tensor runs
+// in place and returns that plain tensor, so what is computed from it stays
+// outside DTR (docs/torch.md, "Escape hatch"). With grad mode off this is
+// the optimizer or the engine updating parameters and their state, which
+// is expected; with grad mode on it is model code (e.g. a plain
+// torch::zeros state mutated by lstm_cell), so we count it and say so once
+// per operator.
+void Context::note_escape(const std::string& name) {
+  ++escapes_;
+  if (warned_escapes_.insert(name).second) {
+    std::fprintf(stderr,
+                 "[dtr] warning: %s writes checkpointed values into a plain "
+                 "tensor; it and what is computed from it stay outside the "
+                 "budget (create it from a checkpointed tensor, e.g. "
+                 "x.new_zeros(...), or checkpoint() it)\n",
+                 name.c_str());
+  }
+}
+
+}  // namespace dtr::pt

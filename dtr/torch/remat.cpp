@@ -1,0 +1,167 @@
+// Rematerializers: what a call records so its outputs can be recomputed,
+// and the replay itself (the runtime's Executor callbacks).
+#include <optional>
+
+#include "dtr/core/error.h"
+#include "dtr/torch/checkpoint_context.h"
+#include "dtr/torch/counting_allocator.h"
+#include "dtr/torch/ivalue_tensors.h"
+#include "dtr/torch/plain_tensors.h"
+#include "dtr/torch/op_rules.h"
+
+namespace dtr::pt {
+
+namespace {
+
+
+
+
+// Restores a generator's state when a replay ends (also on exceptions).
+struct RngSwap {
+  at::Generator gen;
+  at::Tensor saved;
+  RngSwap(at::Generator g, const at::Tensor& state) : gen(std::move(g)) {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    saved = gen.get_state();
+    gen.set_state(state);
+  }
+  ~RngSwap() {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(saved);
+  }
+};
+
+}  // namespace
+
+void Context::build_remat(const c10::OperatorHandle& op,
+                          const std::vector<c10::IValue>& args,
+                          const MutationPlan& plan, const Slots& slots,
+                          const Outputs& out, const RngCapture& rng,
+                          const std::vector<TensorId>& out_ids,
+                          const std::vector<std::shared_ptr<Cell>>& out_cells) {
+  auto remat = std::make_shared<Remat>(op);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (plan.is_stripped(i)) {
+      remat->args.emplace_back();  // None
+      continue;
+    }
+    remat->args.push_back(map_tensors(args[i], [&](const at::Tensor& t) {
+      return as_checkpoint(t) != nullptr ? at::Tensor() : t;
+    }));
+  }
+  remat->slots = slots.input;
+  for (std::size_t k = 0; k < slots.cells.size(); ++k) {
+    if (slots.cells[k]) {
+      remat->inputs.push_back(slots.cells[k]);
+      if (slots.cells[k]->external) {
+        remat->plain_inputs.push_back(
+            {static_cast<int>(k), version_of(slots.values[k]), true});
+      }
+    } else if (const auto* s = storage_of(slots.values[k])) {
+      remat->captured.push_back(s);
+      ++captured_[s];
+      remat->plain_inputs.push_back(
+          {static_cast<int>(k), version_of(slots.values[k]), false});
+    }
+  }
+  remat->stripped_args = plan.stripped;
+  remat->cow_slots = slots.cow;
+  remat->result_map = out.result_map;
+  remat->outputs = out_ids;
+  remat->generator = rng.generator;
+  remat->rng_state = rng.state;
+  remat->op_id = runtime_.graph().tensor(out_ids[0]).op;
+  remats_[remat->op_id] = remat.get();
+  for (auto& c : out_cells) c->remat = remat;
+}
+
+// Note [Stale plain inputs]
+// A Remat keeps the plain tensors its operator read (parameters, plain
+// inputs) by reference. Writes the kernel sees cut the lineage first, and
+// a parameter's gradient step comes after the cut at the end of backward;
+// a write made entirely of plain tensors between capture and replay (an
+// optimizer, a manual update) is invisible to the kernel. The version
+// counter is not: a replay refuses to compute from a plain input written
+// since it was captured, instead of returning a wrong value. The same holds
+// for the tensors given to checkpoint(): their cell shares the program's
+// buffer and version counter.
+void Context::check_plain_inputs(const Remat& r,
+                                 const c10::IValue* stack_args) const {
+  if (r.plain_inputs.empty()) return;
+  std::vector<at::Tensor> plain_slots;
+  std::vector<int> slot_args;
+  const auto& formals = r.op.schema().arguments();
+  for (std::size_t i = 0; i < r.args.size(); ++i) {
+    for_each_tensor(stack_args[i], [&](const at::Tensor& t) {
+      plain_slots.push_back(t);
+      slot_args.push_back(static_cast<int>(i));
+    });
+  }
+  for (const auto& p : r.plain_inputs) {
+    const at::Tensor& t =
+        p.external ? r.inputs[r.slots[p.slot]]->value : plain_slots[p.slot];
+    if (version_of(t) == p.version) continue;
+    throw Error(detail::concat(
+        "[dtr] cannot recompute ", op_name(r.op), ": its ",
+        p.external ? "checkpointed" : "plain", " input '",
+        formals[slot_args[p.slot]].name(), "' (shape ", t.sizes(),
+        ") was written in place since the value was computed (version ",
+        p.version, " -> ", version_of(t),
+        "), by operations DTR does not see (only plain tensors). Keep the "
+        "value resident (read it before the write), or write through "
+        "checkpointed tensors"));
+  }
+}
+
+void Context::replay(const Graph& graph, OpId op_id) {
+  auto it = remats_.find(op_id);
+  DTR_ASSERT(it != remats_.end(), "no rematerializer for op ", op_id, " (",
+             graph.op(op_id).name, ")");
+  Remat& r = *it->second;
+  check_plain_inputs(r, r.args.data());
+  torch::jit::Stack stack;
+  {
+    AllocationWindow window(&make_room_hook);
+    std::size_t k = 0;
+    for (const auto& a : r.args) {
+      stack.push_back(map_tensors(a, [&](const at::Tensor& t) {
+        const std::size_t slot = k++;
+        const int in = r.slots[slot];
+        if (in < 0) return t;
+        at::Tensor v = r.inputs[in]->value;
+        DTR_ASSERT(v.defined(), "replay of ", graph.op(op_id).name,
+                   ": input not resident");
+        if (std::find(r.cow_slots.begin(), r.cow_slots.end(),
+                      static_cast<int>(slot)) != r.cow_slots.end()) {
+          v = cow_clone(v);
+        }
+        return v;
+      }));
+    }
+    std::optional<RngSwap> rng;
+    if (r.rng_state.defined()) rng.emplace(r.generator, r.rng_state);
+    at::AutoDispatchBelowADInplaceOrView guard;
+    r.op.callBoxed(&stack);
+  }
+  std::size_t f = 0;
+  for (const auto& result : stack) {
+    for_each_tensor(result, [&](const at::Tensor& v) {
+      const int idx = r.result_map[f++];
+      if (idx < 0) return;
+      const TensorId id = r.outputs[idx];
+      Cell* c = id < cells_.size() ? cells_[id] : nullptr;
+      // Keep a value that is still resident: its views share its storage.
+      if (c != nullptr && !c->value.defined()) c->value = v;
+    });
+  }
+}
+
+void Context::release_storage(const Graph& graph, StorageId s) {
+  for (TensorId t : graph.storage(s).tensors) {
+    if (t < cells_.size() && cells_[t] != nullptr) {
+      cells_[t]->value = at::Tensor();
+    }
+  }
+}
+
+}  // namespace dtr::pt

@@ -1,0 +1,174 @@
+// Operators the kernel does not record as one call of themselves: autograd
+// metadata (detach_), in-place restriding (as_strided_, transpose_, ...),
+// unsafe_split (clones), and explicit device copies (run plain).
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "dtr/torch/call_guard.h"
+#include "dtr/torch/checkpoint_context.h"
+#include "dtr/torch/ivalue_tensors.h"
+#include "dtr/torch/op_rules.h"
+
+namespace dtr::pt {
+
+namespace {
+
+// Strides for a compact copy of a view that TensorIterator loops over
+// exactly as over the view: the same order of dimensions, and the same
+// pairs of neighbours that coalesce into one loop (one element of padding
+// after each pair that does not). nullopt if the view overlaps itself.
+std::optional<std::vector<std::int64_t>> layout_preserving_strides(
+    const at::Tensor& v) {
+  const auto sizes = v.sizes();
+  const auto strides = v.strides();
+  const std::int64_t dims = v.dim();
+  std::vector<std::int64_t> order;  // dimensions TensorIterator keeps
+  for (std::int64_t d = 0; d < dims; ++d) {
+    if (sizes[d] != 1) order.push_back(d);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
+    return strides[a] < strides[b];
+  });
+  std::vector<std::int64_t> out(dims, 1);
+  std::int64_t next = 1;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::int64_t d = order[k];
+    if (strides[d] == 0) return std::nullopt;
+    out[d] = next;
+    next *= sizes[d];
+    const bool coalesces = k + 1 == order.size() ||
+                           strides[order[k + 1]] == strides[d] * sizes[d];
+    if (!coalesces) next += 1;
+  }
+  if (!order.empty() && strides[order[0]] != 1) {
+    for (auto& s : out) s *= 2;  // a strided inner loop stays strided
+  }
+  return out;
+}
+
+// A recomputable copy of the checkpointed view `p` in its own storage.
+at::Tensor layout_preserving_clone(const at::Tensor& p) {
+  auto strides = layout_preserving_strides(p);
+  if (!strides) return p.clone(at::MemoryFormat::Contiguous);
+  return p.new_empty_strided(p.sizes(), *strides).copy_(p);
+}
+
+}  // namespace
+
+// Operators that are not recorded as one call of themselves.
+bool Context::route_special(const c10::OperatorHandle& op,
+                            torch::jit::Stack* stack,
+                            std::vector<c10::IValue>& args) {
+  const c10::FunctionSchema& schema = op.schema();
+  if (schema.name() == "aten::detach_") {  // autograd metadata only
+    stack->push_back(std::move(args[0]));
+    return true;
+  }
+  if (!in_unsafe_split_ &&
+      (schema.name() == "aten::unsafe_split" ||
+       schema.name() == "aten::unsafe_split_with_sizes") &&
+      as_checkpoint(args[0].toTensor()) != nullptr) {
+    call_unsafe_split(op, stack, args);
+    return true;
+  }
+  if (auto view = out_of_place_view(schema)) {
+    if (as_checkpoint(args[0].toTensor()) != nullptr) {
+      call_in_place_view(*view, stack, args);
+      return true;
+    }
+  }
+  if (schema.name() == "aten::_to_copy") {
+    auto device = schema.argumentIndexWithName("device");
+    if (device && !args[*device].isNone()) {
+      // An explicit device asks for a real tensor (printing does this).
+      call_plain(op, stack, std::move(args));
+      return true;
+    }
+  }
+  return false;
+}
+
+// Note [In-place view operators] (op_rules.cpp): the view, then a swap.
+void Context::call_in_place_view(const c10::OperatorHandle& view,
+                                 torch::jit::Stack* stack,
+                                 std::vector<c10::IValue>& args) {
+  at::Tensor self = args[0].toTensor();
+  for (auto& a : args) stack->push_back(a);
+  call(view, stack);
+  at::Tensor result = stack->back().toTensor();
+  stack->pop_back();
+  auto* w = as_checkpoint(self);
+  auto* r = as_checkpoint(result);
+  DTR_ASSERT(r != nullptr, "in-place view of a checkpointed tensor is plain");
+  w->handle()->reset(r->handle()->cell);
+  w->refresh_metadata(r->handle()->cell->value);
+  stack->push_back(self);
+}
+
+// Note [unsafe_split]
+// lstm_cell (and GRU cells) split the gates with unsafe_split and then
+// apply sigmoid_/tanh_ to each chunk in place. On aliases of one storage
+// with live siblings, an in-place write must run directly and holds the
+// whole storage (one gates buffer per time step: the LSTM could not go
+// below ~95% of its peak). PyTorch leaves the aliasing of these outputs
+// to the caller ("safe as long as only the input, or only the outputs,
+// are modified in place"), so we return independent clones: each chunk
+// is a fresh, recomputable storage, mutated by copy-on-write/move like
+// any other value, and the split input is evictable again.
+// The clones keep the chunks' layout (layout_preserving_strides): a
+// contiguous clone makes TensorIterator coalesce the rows into one loop,
+// which moves the vectorized loop's scalar tail and changes sigmoid_'s
+// last bits (nn.GRU differed from plain PyTorch in 128 of 300 trials).
+void Context::call_unsafe_split(const c10::OperatorHandle& op,
+                                torch::jit::Stack* stack,
+                                std::vector<c10::IValue>& args) {
+  for (auto& a : args) stack->push_back(std::move(a));
+  in_unsafe_split_ = true;
+  try {
+    call(op, stack);
+  } catch (...) {
+    in_unsafe_split_ = false;
+    throw;
+  }
+  in_unsafe_split_ = false;
+  auto parts = stack->back().toTensorList();
+  stack->pop_back();
+  c10::List<at::Tensor> out;
+  out.reserve(parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    at::Tensor p = parts.get(i);
+    out.push_back(as_checkpoint(p) != nullptr ? layout_preserving_clone(p)
+                                              : p);
+  }
+  parts = c10::List<at::Tensor>();
+  stack->push_back(std::move(out));
+}
+
+// Runs `op` on the plain values of its arguments without recording it.
+void Context::call_plain(const c10::OperatorHandle& op,
+                         torch::jit::Stack* stack,
+                         std::vector<c10::IValue> args) {
+  CoreScope scope(*this);
+  std::vector<std::shared_ptr<Cell>> cells;
+  std::vector<TensorId> ids;
+  for (const auto& a : args) {
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      if (auto* w = as_checkpoint(t)) {
+        cells.push_back(w->handle()->cell);
+        ids.push_back(cells.back()->id);
+      }
+    });
+  }
+  CallGuard guard(runtime_, ids);
+  std::size_t k = 0;
+  for (const auto& a : args) {
+    stack->push_back(map_tensors(a, [&](const at::Tensor& t) {
+      return as_checkpoint(t) != nullptr ? cells[k++]->value : t;
+    }));
+  }
+  at::AutoDispatchBelowADInplaceOrView below;
+  op.callBoxed(stack);
+}
+
+}  // namespace dtr::pt

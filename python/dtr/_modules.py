@@ -1,0 +1,70 @@
+"""What dtr.checkpoint(module) installs on a module tree.
+
+Every forward() call of the root gets its tensor inputs checkpointed. The
+recurrent modules of torch.nn (nn.LSTM, nn.GRU, nn.RNN) make their default
+initial state with torch.zeros(...), a plain tensor, when called without
+one; their cells then write checkpointed gates into that plain state in
+place, and the whole recurrence would run outside DTR and its budget
+(docs/torch.md, "Escape hatch"). For those modules a pre-hook passes the
+same zeros explicitly, created from the (checkpointed) input so they are
+checkpointed too: the values, and so the results, are unchanged.
+"""
+import torch
+from torch.nn.utils.rnn import PackedSequence
+
+from . import _ops
+
+
+def wrap(x):
+    """`x` with every dense CPU tensor in it checkpointed."""
+    if isinstance(x, PackedSequence):  # batch_sizes must stay plain
+        return x._replace(data=wrap(x.data))
+    if isinstance(x, torch.Tensor):
+        if x.device.type == "cpu" and x.layout == torch.strided:
+            return _ops.checkpoint(x)
+        return x
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
+        return type(x)(*(wrap(v) for v in x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(wrap(v) for v in x)
+    return x
+
+
+def _zeros_state(module, x):
+    """The initial state nn.LSTM/GRU/RNN would make, from `x`."""
+    if isinstance(x, PackedSequence):
+        batch, template, batched = int(x.batch_sizes[0]), x.data, True
+    else:
+        batched = x.dim() == 3
+        batch = (x.size(0) if module.batch_first else x.size(1)) \
+            if batched else 1
+        template = x
+    layers = module.num_layers * (2 if module.bidirectional else 1)
+    proj = getattr(module, "proj_size", 0)
+
+    def zeros(width):
+        shape = (layers, batch, width) if batched else (layers, width)
+        return template.new_zeros(shape)
+    if isinstance(module, torch.nn.LSTM):
+        return (zeros(proj if proj > 0 else module.hidden_size),
+                zeros(module.hidden_size))
+    return zeros(module.hidden_size)
+
+
+def _rnn_state_hook(module, args):
+    if len(args) != 1 or not isinstance(args[0], (torch.Tensor,
+                                                  PackedSequence)):
+        return None  # a state was given (or an unusual call): unchanged
+    x = args[0]
+    data = x.data if isinstance(x, PackedSequence) else x
+    if not _ops.is_checkpoint(data):
+        return None
+    return (x, _zeros_state(module, x))
+
+
+def install(module):
+    module.register_forward_pre_hook(lambda m, args: wrap(args))
+    for sub in module.modules():
+        if isinstance(sub, torch.nn.RNNBase):
+            sub.register_forward_pre_hook(_rnn_state_hook)
+    return module
