@@ -54,7 +54,9 @@ std::string to_string(const Stats& s) {
       << " remat_ops=" << s.remat_ops << " evictions=" << s.evictions
       << " eager_evictions=" << s.eager_evictions
       << " lineage_cuts=" << s.lineage_cuts << " escapes=" << s.escapes
-      << " remat_compute_ns=" << s.remat_compute_ns;
+      << " remat_compute_ns=" << s.remat_compute_ns
+      << " graph_ops=" << s.graph_ops << " graph_tensors=" << s.graph_tensors
+      << " graph_storages=" << s.graph_storages;
   return out.str();
 }
 

@@ -174,8 +174,10 @@ void Context::make_room_hook(std::int64_t pending, std::int64_t bytes) {
 void Context::outside_allocation_hook(std::int64_t, std::int64_t bytes) {
   Context& c = get();
   if (c.budget_scope_ != BudgetScope::kProcess) return;
-  std::lock_guard<std::recursive_mutex> lock(c.mutex_);
-  if (c.core_depth_ > 0) return;
+  // Another thread inside the kernel (an intra-op worker, or a thread
+  // that waits for this one) must not be waited for: skip, not deadlock.
+  std::unique_lock<std::recursive_mutex> lock(c.mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || c.core_depth_ > 0) return;
   CoreScope scope(c);
   make_room_hook(0, bytes);
 }
@@ -248,7 +250,8 @@ at::Tensor Context::wrap_constant(const at::Tensor& t) {
   TensorId id = runtime_.end_call("checkpoint", {}, {&spec, 1}, 0)[0];
   if (recorder_ != nullptr) recorder_->constant(id, 0);
   auto cell = new_cell(id, t.detach());  // shares t's version counter
-  cell->external = true;
+  cell->external = cell->value;
+  cell->external_grad_leaf = t.requires_grad() && t.is_leaf();
   hold(cell);
   return make_wrapper(cell);
 }
@@ -262,6 +265,15 @@ at::Tensor Context::decheckpoint(const at::Tensor& t) {
     CoreScope scope(*this);
     explained([&] { runtime_.materialize(cell->id); });
   }
+  return cell->value;
+}
+
+at::Tensor Context::hold_value(const at::Tensor& t) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  auto* w = as_checkpoint(t);
+  if (w == nullptr) return t;
+  std::shared_ptr<Cell> cell = w->handle()->cell;
+  explained([&] { hold(cell); });
   return cell->value;
 }
 
@@ -315,6 +327,9 @@ Stats Context::stats() {
   s.lineage_cuts = lineage_cuts_;
   s.escapes = escapes_;
   s.remat_compute_ns = rs.remat_compute_ns;
+  s.graph_ops = static_cast<std::int64_t>(g.live_op_count());
+  s.graph_tensors = static_cast<std::int64_t>(g.live_tensor_count());
+  s.graph_storages = static_cast<std::int64_t>(g.live_storage_count());
   return s;
 }
 

@@ -30,6 +30,10 @@
 #include "dtr/torch/kernel_parts.h"
 #include "dtr/torch/trace_recorder.h"
 
+namespace torch::autograd {
+struct Node;
+}
+
 namespace dtr::pt {
 
 class CallGuard;
@@ -51,6 +55,9 @@ class Context final : public Executor {
   /// the differentiable entry point).
   at::Tensor wrap_constant(const at::Tensor& t);
   at::Tensor decheckpoint(const at::Tensor& t);
+  /// The value of `t`, resident for good (never evicted or recomputed):
+  /// for handing out aliases of its buffer (numpy(), storage()).
+  at::Tensor hold_value(const at::Tensor& t);
   /// The value of `t` as a plain tensor nothing in DTR reads or writes
   /// any more: its buffer when `t` is its only user, else a copy.
   at::Tensor take_plain(const at::Tensor& t);
@@ -138,6 +145,7 @@ class Context final : public Executor {
                     const std::vector<c10::IValue>& args, const Outputs& out,
                     const std::vector<std::shared_ptr<Cell>>& out_cells);
   void note_parameters(const std::vector<c10::IValue>& args);
+  void inherit_external(Cell& view, const Slots& slots, int input);
 
   // mutation.cpp
   MutationPlan plan_mutations(const c10::FunctionSchema& schema,
@@ -148,6 +156,9 @@ class Context final : public Executor {
   Mutation classify(const at::Tensor& wrapper, const Cell& cell,
                     int extra_refs) const;
   void copy_storage_on_write(TensorId member);
+  bool lineage_reads_storage(TensorId member) const;
+  void plan_external_write(const std::string& name, const Cell& cell,
+                           MutationPlan& plan);
   static constexpr std::size_t kListElement = static_cast<std::size_t>(-1);
   void hold(const std::shared_ptr<Cell>& cell);
   void hold_written(const std::vector<c10::IValue>& args,
@@ -215,9 +226,8 @@ class Context final : public Executor {
   TraceRecorder* recorder_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   bool debug_ = false;  // DTR_DEBUG=1: one line per kernel call
-  // gradients.cpp: parameters whose gradient hook is installed.
-  std::unordered_map<const c10::TensorImpl*,
-                     c10::weak_intrusive_ptr<c10::TensorImpl>>
+  // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
+  std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
       watched_;
   std::size_t watched_sweep_at_ = 64;
   bool cut_queued_ = false;  // a lineage cut waits for backward's end

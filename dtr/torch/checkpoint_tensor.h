@@ -34,7 +34,11 @@ struct Cell : std::enable_shared_from_this<Cell> {
   std::vector<Handle*> handle_list;  ///< those Handles (for rebinding)
   bool held = false;             ///< locked in the runtime until death
   bool core_ref = true;          ///< still owns its runtime external ref
-  bool external = false;  ///< checkpoint() of a program's tensor: shares it
+  /// For values in the buffer of a tensor given to checkpoint() (and its
+  /// views): that tensor, detached (same buffer and version counter).
+  /// Writes go into it in place (Note [Writes into the program's tensors]).
+  at::Tensor external;
+  bool external_grad_leaf = false;  ///< that tensor is a leaf needing grad
   ~Cell();
 };
 
@@ -87,6 +91,10 @@ class CheckpointTensorImpl final : public c10::TensorImpl {
   const std::shared_ptr<Handle>& handle() const { return handle_; }
   /// Copies sizes/strides/offset from a resident value (after COW).
   void refresh_metadata(const at::Tensor& value);
+  /// Points this wrapper alone (not its shallow copies) at another Handle.
+  void set_handle(std::shared_ptr<Handle> handle) {
+    handle_ = std::move(handle);
+  }
 
   c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
       const c10::VariableVersion& version_counter,

@@ -95,6 +95,11 @@ struct Stats {
   /// mode on: memory escaping DTR (a warning names each operator once).
   std::uint64_t escapes = 0;
   std::int64_t remat_compute_ns = 0;
+  /// Live records of the runtime's graph: what it remembers of lineage
+  /// (Note [Forgetting dead cells]); flat in a steady training loop.
+  std::int64_t graph_ops = 0;
+  std::int64_t graph_tensors = 0;
+  std::int64_t graph_storages = 0;
 };
 Stats stats();
 /// Evicts every evictable value now (tests, debugging); they are

@@ -2,7 +2,9 @@
 // gradients of plain parameters kept plain.
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "dtr/torch/checkpoint_context.h"
 
@@ -51,21 +53,35 @@ at::Tensor checkpoint(const at::Tensor& t) {
 // step -- the lineage is cut (Note [Lineage cut]): nothing recorded before
 // the step can be replayed against the new weights. Double backward
 // (create_graph=True) keeps checkpointed gradients: they are in a graph.
+// The hook is a pre-hook of the parameter's AccumulateGrad node: adding a
+// tensor hook from C++ would drop hooks the program registered from Python.
+// The node lives as long as some graph uses it, so a parameter is watched
+// per node, and re-watched when a new graph makes a new node.
+struct ParameterGradientHook final : torch::autograd::FunctionPreHook {
+  torch::autograd::variable_list operator()(
+      const torch::autograd::variable_list& grads) override {
+    torch::autograd::variable_list out(grads);
+    for (auto& g : out) {
+      if (g.defined()) g = Context::get().parameter_gradient(g);
+    }
+    return out;
+  }
+};
+
 void Context::watch_parameter(const at::Tensor& t) {
-  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
-  auto it = watched_.find(impl);
-  if (it != watched_.end() && !it->second.expired()) return;
-  if (watched_.size() >= watched_sweep_at_) {  // parameters that died
+  std::shared_ptr<torch::autograd::Node> node =
+      torch::autograd::impl::grad_accumulator(t);
+  if (!node) return;
+  auto it = watched_.find(node.get());
+  if (it != watched_.end() && it->second.lock() == node) return;
+  if (watched_.size() >= watched_sweep_at_) {  // graphs that died
     for (auto w = watched_.begin(); w != watched_.end();) {
       w = w->second.expired() ? watched_.erase(w) : std::next(w);
     }
     watched_sweep_at_ = 2 * watched_.size() + 64;
   }
-  watched_.insert_or_assign(
-      impl, c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr()));
-  at::Tensor(t).register_hook([](const at::Tensor& grad) -> at::Tensor {
-    return Context::get().parameter_gradient(grad);
-  });
+  watched_.insert_or_assign(node.get(), node);
+  node->add_pre_hook(std::make_unique<ParameterGradientHook>());
 }
 
 // A plain non-leaf input (`weight.t()` inside linear) was computed from
@@ -125,17 +141,11 @@ at::Tensor Context::take_plain(const at::Tensor& t) {
     CoreScope scope(*this);
     explained([&] { runtime_.materialize(cell->id); });
   }
-  const Graph& g = runtime_.graph();
-  const CellCounts n = count_cells(g.storage(g.tensor(cell->id).storage));
-  // Ours and t's references only: once t goes, nothing reads the buffer.
-  const bool sole = cell->weak_from_this().use_count() == 2 &&
-                    cell->handles == 1 && n.live == 1;
+  // A copy: shallow copies of `t` (.data) share its Handle, so nothing
+  // proves that no one else reads this buffer. The engine adopts the copy
+  // as .grad; the checkpointed gradient dies with the engine's reference.
   const at::Tensor v = cell->value;  // an eviction may reset cell->value
-  if (!sole) return v.clone();
-  // A new TensorImpl on the same buffer: the engine can adopt it as .grad
-  // without a copy, and it is not an autograd view of the cell's value.
-  return at::empty({0}, v.options())
-      .set_(v.storage(), v.storage_offset(), v.sizes(), v.strides());
+  return v.clone();
 }
 
 }  // namespace dtr::pt

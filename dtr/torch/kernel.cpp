@@ -121,6 +121,8 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     }
     for (std::size_t o = 0; o < out.specs.size(); ++o) {
       out_cells.push_back(new_cell(out_ids[o], out.values[o]));
+      const int in = out.specs[o].alias_of;
+      if (in >= 0) inherit_external(*out_cells.back(), slots, in);
     }
     if (!plan.direct) {
       build_remat(op, args, plan, slots, out, rng, out_ids, out_cells);
@@ -272,6 +274,16 @@ void Context::classify_results(const c10::FunctionSchema& schema,
       out.new_bytes += bytes;
       out.values.push_back(v);
     });
+  }
+}
+
+// A view of a program's tensor is in the program's buffer too.
+void Context::inherit_external(Cell& view, const Slots& slots, int input) {
+  for (std::size_t k = 0; k < slots.input.size(); ++k) {
+    if (slots.input[k] != input) continue;
+    view.external = slots.cells[k]->external;
+    view.external_grad_leaf = slots.cells[k]->external_grad_leaf;
+    return;
   }
 }
 

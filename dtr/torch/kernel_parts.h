@@ -20,6 +20,7 @@ struct MutationPlan {
   std::vector<int> stripped;  ///< hidden writes, passed as None on replay
   std::vector<bool> moved;   ///< per argument: Mutation::kMove
   std::vector<TensorId> shared_storages;  ///< written in place, views live
+  std::vector<at::Tensor> external_writes;  ///< program tensors written
   bool direct = false;    ///< the op runs in place on the real values
   bool need_cut = false;  ///< a lineage cut must come first
   bool any_cow = false;   ///< some argument is copied before the write

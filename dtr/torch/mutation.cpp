@@ -64,6 +64,10 @@ void Context::plan_write(const std::string& name, const at::Tensor& t,
         ": running statistics must be plain tensors, not checkpointed ones"));
   }
   const Cell& cell = *w->handle()->cell;
+  if (cell.external.defined()) {
+    plan_external_write(name, cell, plan);
+    return;
+  }
   const Mutation m = classify(t, cell, 0);
   if (debug_) {
     std::fprintf(stderr, "[dtr]   %s arg %zu mutation %d handles %d remat %d\n",
@@ -88,6 +92,40 @@ void Context::plan_write(const std::string& name, const at::Tensor& t,
   } else {
     plan.direct = true;
   }
+}
+
+// Note [Writes into the program's tensors]
+// A tensor given to checkpoint() (a module's input, a state the program
+// passes in) is the program's own buffer: a write into it, or into a view
+// of it, must land there, as it would without DTR, and bump its version
+// counter, so autograd still refuses to backpropagate through a value it
+// saved and that was overwritten, and replays that read the old contents
+// refuse to run (Note [Stale plain inputs]). Lineage that reads it is cut
+// first. A leaf that requires grad cannot be written in grad mode, as in
+// PyTorch.
+void Context::plan_external_write(const std::string& name, const Cell& cell,
+                                  MutationPlan& plan) {
+  if (cell.external_grad_leaf && at::GradMode::is_enabled()) {
+    throw UnsupportedOperator(detail::concat(
+        "[dtr] ", name,
+        ": a leaf Variable that requires grad is being used in an in-place "
+        "operation"));
+  }
+  if (lineage_reads_storage(cell.id)) plan.need_cut = true;
+  plan.shared_storages.push_back(cell.id);
+  plan.external_writes.push_back(cell.external);
+  plan.direct = true;
+}
+
+// Some live Remat reads a value of this storage (into any storage).
+bool Context::lineage_reads_storage(TensorId member) const {
+  const Graph& g = runtime_.graph();
+  for (TensorId t : g.storage(g.tensor(member).storage).tensors) {
+    for (OpId consumer : g.tensor(t).consumers) {
+      if (remats_.count(consumer) != 0) return true;
+    }
+  }
+  return false;
 }
 
 // How a write into `cell` (the value behind `wrapper`) is carried out.
@@ -208,6 +246,9 @@ void Context::hold_written(const std::vector<c10::IValue>& args,
       }
     }
     for (auto& c : members) hold(c);
+  }
+  for (const at::Tensor& t : plan.external_writes) {
+    t.unsafeGetTensorImpl()->bump_version();
   }
   for (std::size_t j = 0; j < args.size(); ++j) {
     if (!plan.write[j] || plan.is_stripped(j)) continue;

@@ -80,6 +80,9 @@ Overrides& overrides() {
 // Python surface (torch.ops.dtr.*), used by python/dtr.
 at::Tensor op_checkpoint(const at::Tensor& t) { return checkpoint(t); }
 at::Tensor op_decheckpoint(const at::Tensor& t) { return decheckpoint(t); }
+at::Tensor op_hold_value(const at::Tensor& t) {
+  return Context::get().hold_value(t);
+}
 bool op_is_checkpoint(const at::Tensor& t) { return is_checkpoint(t); }
 BudgetScope parse_scope(const std::string& scope) {
   TORCH_CHECK(scope == "checkpointed" || scope == "process",
@@ -147,6 +150,9 @@ c10::Dict<std::string, int64_t> op_stats() {
   d.insert("lineage_cuts", static_cast<int64_t>(s.lineage_cuts));
   d.insert("escapes", static_cast<int64_t>(s.escapes));
   d.insert("remat_compute_ns", s.remat_compute_ns);
+  d.insert("graph_ops", s.graph_ops);
+  d.insert("graph_tensors", s.graph_tensors);
+  d.insert("graph_storages", s.graph_storages);
   return d;
 }
 
@@ -161,6 +167,7 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 TORCH_LIBRARY(dtr, m) {
   m.def("checkpoint(Tensor self) -> Tensor", &dtr::pt::op_checkpoint);
   m.def("decheckpoint(Tensor self) -> Tensor", &dtr::pt::op_decheckpoint);
+  m.def("hold_value(Tensor self) -> Tensor", &dtr::pt::op_hold_value);
   m.def("is_checkpoint(Tensor self) -> bool", &dtr::pt::op_is_checkpoint);
   m.def("set_budget(int bytes, str scope=\"checkpointed\") -> int",
         &dtr::pt::op_set_budget);

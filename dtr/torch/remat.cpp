@@ -53,9 +53,9 @@ void Context::build_remat(const c10::OperatorHandle& op,
   for (std::size_t k = 0; k < slots.cells.size(); ++k) {
     if (slots.cells[k]) {
       remat->inputs.push_back(slots.cells[k]);
-      if (slots.cells[k]->external) {
+      if (slots.cells[k]->external.defined()) {
         remat->plain_inputs.push_back(
-            {static_cast<int>(k), version_of(slots.values[k]), true});
+            {static_cast<int>(k), version_of(slots.cells[k]->external), true});
       }
     } else if (const auto* s = storage_of(slots.values[k])) {
       remat->captured.push_back(s);
@@ -98,8 +98,8 @@ void Context::check_plain_inputs(const Remat& r,
     });
   }
   for (const auto& p : r.plain_inputs) {
-    const at::Tensor& t =
-        p.external ? r.inputs[r.slots[p.slot]]->value : plain_slots[p.slot];
+    const at::Tensor& t = p.external ? r.inputs[r.slots[p.slot]]->external
+                                     : plain_slots[p.slot];
     if (version_of(t) == p.version) continue;
     throw Error(detail::concat(
         "[dtr] cannot recompute ", op_name(r.op), ": its ",

@@ -101,7 +101,8 @@ void Context::call_in_place_view(const c10::OperatorHandle& view,
   auto* w = as_checkpoint(self);
   auto* r = as_checkpoint(result);
   DTR_ASSERT(r != nullptr, "in-place view of a checkpointed tensor is plain");
-  w->handle()->reset(r->handle()->cell);
+  // This wrapper alone changes shape: shallow copies (.data) keep theirs.
+  w->set_handle(std::make_shared<Handle>(r->handle()->cell));
   w->refresh_metadata(r->handle()->cell->value);
   stack->push_back(self);
 }

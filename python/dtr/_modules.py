@@ -5,9 +5,10 @@ recurrent modules of torch.nn (nn.LSTM, nn.GRU, nn.RNN) make their default
 initial state with torch.zeros(...), a plain tensor, when called without
 one; their cells then write checkpointed gates into that plain state in
 place, and the whole recurrence would run outside DTR and its budget
-(docs/torch.md, "Escape hatch"). For those modules a pre-hook passes the
-same zeros explicitly, created from the (checkpointed) input so they are
-checkpointed too: the values, and so the results, are unchanged.
+(docs/torch.md, "Escape hatch"). Their forward() is wrapped (once, at
+import, for every instance) to pass the same zeros explicitly when the
+input is checkpointed, created from it so they are checkpointed too: the
+values, and so the results, are unchanged; any other call is untouched.
 """
 import torch
 from torch.nn.utils.rnn import PackedSequence
@@ -51,20 +52,23 @@ def _zeros_state(module, x):
     return zeros(module.hidden_size)
 
 
-def _rnn_state_hook(module, args):
-    if len(args) != 1 or not isinstance(args[0], (torch.Tensor,
-                                                  PackedSequence)):
-        return None  # a state was given (or an unusual call): unchanged
-    x = args[0]
-    data = x.data if isinstance(x, PackedSequence) else x
-    if not _ops.is_checkpoint(data):
-        return None
-    return (x, _zeros_state(module, x))
+def _checkpointed_state_forward(plain_forward):
+    """nn.LSTM/GRU/RNN.forward, with the default zero state made from the
+    input when the input is checkpointed (unchanged otherwise)."""
+    def forward(self, input, hx=None):
+        if hx is None:
+            data = input.data if isinstance(input, PackedSequence) else input
+            if _ops.is_checkpoint(data):
+                hx = _zeros_state(self, input)
+        return plain_forward(self, input, hx)
+    forward.__doc__ = plain_forward.__doc__
+    return forward
+
+
+for _cls in (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN):
+    _cls.forward = _checkpointed_state_forward(_cls.forward)
 
 
 def install(module):
     module.register_forward_pre_hook(lambda m, args: wrap(args))
-    for sub in module.modules():
-        if isinstance(sub, torch.nn.RNNBase):
-            sub.register_forward_pre_hook(_rnn_state_hook)
     return module

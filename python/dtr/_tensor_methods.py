@@ -30,8 +30,15 @@ def _repr(self, *args, **kwargs):
     return _plain["__repr__"](self, *args, **kwargs)
 
 
+def _shared(t):
+    """The buffer of `t` for an alias the program may write through: held
+    resident for good, so DTR never evicts or recomputes it. Such writes
+    are not seen by lineage that already read it (docs/torch.md)."""
+    return _ops.hold_value(t) if is_checkpoint(t) else t
+
+
 def _numpy(self, *args, **kwargs):
-    return _plain["numpy"](decheckpoint(self), *args, **kwargs)
+    return _plain["numpy"](_shared(self), *args, **kwargs)
 
 
 def _tolist(self):
@@ -66,8 +73,7 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 def _storage_method(name):
     def method(self, *args, **kwargs):
-        target = decheckpoint(self) if is_checkpoint(self) else self
-        return _plain[name](target, *args, **kwargs)
+        return _plain[name](_shared(self), *args, **kwargs)
     return method
 
 

@@ -44,6 +44,136 @@ class SemanticsTest(unittest.TestCase):
             c.set_(torch.randn(8))
 
 
+class OrdinaryProgramTest(unittest.TestCase):
+    """The Python side of issue 7's mechanisms (tests/torch/
+    ordinary_programs_test.cpp has the C++ side)."""
+
+    def tearDown(self):
+        dtr.set_budget(dtr.UNLIMITED)
+
+    def test_checkpoint_of_a_leaf_passes_its_gradient(self):
+        w = torch.randn(8, 8, requires_grad=True)
+        c = dtr.checkpoint(w)
+        self.assertIsNotNone(c.grad_fn)
+        (c * c).sum().backward()
+        self.assertFalse(dtr.is_checkpoint(w.grad))
+        self.assertTrue(torch.equal(w.grad, 2 * w.detach()))
+
+    def test_values_can_be_read_out(self):
+        import copy
+        import io
+        import pickle
+        x = torch.randn(3, 4)
+        c = dtr.checkpoint(x) * 1
+        dtr.evict_all()
+        self.assertEqual(c.tolist(), x.tolist())
+        n = c.new_tensor([1.0, 2.0])
+        self.assertTrue(dtr.is_checkpoint(n))
+        self.assertTrue(torch.equal(dtr.decheckpoint(n),
+                                    torch.tensor([1.0, 2.0])))
+        d = copy.deepcopy(c)
+        self.assertTrue(dtr.is_checkpoint(d))
+        self.assertTrue(torch.equal(dtr.decheckpoint(d), x))
+        self.assertTrue(torch.equal(pickle.loads(pickle.dumps(c)), x))
+        buf = io.BytesIO()
+        torch.save({"c": c}, buf)
+        buf.seek(0)
+        loaded = torch.load(buf)["c"]
+        self.assertFalse(dtr.is_checkpoint(loaded))  # files open without dtr
+        self.assertTrue(torch.equal(loaded, x))
+        self.assertEqual(c.storage().size(), 12)
+
+    def test_lstm_with_its_default_state_stays_in_dtr(self):
+        torch.manual_seed(0)
+        lstm = torch.nn.LSTM(8, 16, num_layers=2)
+        x = torch.randn(5, 3, 8)
+        expect, _ = lstm(x)
+        dtr.checkpoint(lstm)
+        before = dtr.stats()["escapes"]
+        out, (h, c) = lstm(x)
+        self.assertTrue(dtr.is_checkpoint(out))
+        self.assertEqual(dtr.stats()["escapes"], before)
+        self.assertTrue(torch.equal(dtr.decheckpoint(out), expect))
+
+    def test_user_gradient_hooks_still_run(self):
+        def grads(use_dtr):
+            torch.manual_seed(0)
+            m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(),
+                                    torch.nn.Linear(4, 1))
+            for p in m.parameters():
+                p.register_hook(lambda g: g * 0.5)
+            if use_dtr:
+                dtr.checkpoint(m)
+            m(torch.randn(8, 4)).sum().backward()
+            return [p.grad.clone() for p in m.parameters()]
+        for a, b in zip(grads(False), grads(True)):
+            self.assertTrue(torch.equal(a, b))
+
+    def test_writes_into_the_programs_tensors_land_there(self):
+        class KV(torch.nn.Module):
+            def forward(self, k, cache, pos):
+                cache[:, pos] = k
+                return cache[:, :pos + 1].sum(1)
+
+        def run(use_dtr):
+            m, cache, outs = KV(), torch.zeros(2, 5, 3), []
+            if use_dtr:
+                dtr.checkpoint(m)
+            with torch.no_grad():
+                for p in range(4):
+                    out = m(torch.full((2, 3), float(p + 1)), cache, p)
+                    outs.append(dtr.decheckpoint(out).clone())
+            return cache, outs
+        (c0, o0), (c1, o1) = run(False), run(True)
+        self.assertTrue(torch.equal(c0, c1))
+        for a, b in zip(o0, o1):
+            self.assertTrue(torch.equal(a, b))
+
+    def test_numpy_writes_survive_eviction(self):
+        x = dtr.checkpoint(torch.ones(3)) * 2
+        x.numpy()[0] = 100.0
+        dtr.evict_all()
+        self.assertEqual((x + 1).tolist(), [101.0, 3.0, 3.0])
+
+    def test_in_place_restriding_leaves_shallow_copies_alone(self):
+        x = dtr.checkpoint(torch.randn(3, 3)) * 1
+        y = x.data
+        x.t_()
+        self.assertEqual(list(y.shape), [3, 3])
+        self.assertTrue(torch.equal(dtr.decheckpoint(y * 1).t(),
+                                    dtr.decheckpoint(x * 1)))
+
+    def test_recurrent_modules_accept_a_keyword_state(self):
+        torch.manual_seed(0)
+        gru = torch.nn.GRU(4, 6)
+        x, h0 = torch.randn(5, 2, 4), torch.randn(1, 2, 6)
+        expect, _ = gru(x, hx=h0)
+        dtr.checkpoint(gru)
+        out, _ = gru(x, hx=h0)
+        self.assertTrue(torch.equal(dtr.decheckpoint(out), expect))
+
+    def test_budget_scope_is_set_and_restored(self):
+        self.assertEqual(dtr.budget_scope(), "checkpointed")
+        with dtr.budget(1 << 40, scope="process"):
+            self.assertEqual(dtr.budget_scope(), "process")
+            self.assertEqual(dtr.stats()["budget_bytes"], 1 << 40)
+        self.assertEqual(dtr.budget_scope(), "checkpointed")
+        with self.assertRaisesRegex(RuntimeError, "unknown budget scope"):
+            dtr.set_budget(1, scope="galaxy")
+
+    def test_record_writes_a_trace(self):
+        import os
+        import tempfile
+        path = os.path.join(tempfile.mkdtemp(), "t.log")
+        with dtr.record(path):
+            y = torch.tanh(dtr.checkpoint(torch.randn(4, 4)) * 2)
+            del y
+        with open(path) as f:
+            text = f.read()
+        self.assertIn("aten::tanh", text)
+        self.assertIn("RELEASE", text)
+
+
 def _train_resnet18(use_dtr, budget=None, steps=2):
     import torchvision
     torch.manual_seed(0)
