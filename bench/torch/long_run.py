@@ -28,13 +28,14 @@ def slope_per_1000(xs, ys):
 
 def run(use_dtr, steps, every, budget_ratio):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64),
-        torch.nn.Tanh(), torch.nn.Linear(64, 10))
+    layers = []  # a chain whose activations dominate its weights
+    for _ in range(6):
+        layers += [torch.nn.Linear(32, 32), torch.nn.Tanh()]
+    model = torch.nn.Sequential(*layers, torch.nn.Linear(32, 10))
     if use_dtr:
         dtr.checkpoint(model)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x, y = torch.randn(128, 32), torch.randint(0, 10, (128,))
+    x, y = torch.randn(256, 32), torch.randint(0, 10, (256,))
 
     def step():
         opt.zero_grad(set_to_none=True)

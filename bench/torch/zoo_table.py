@@ -17,10 +17,8 @@ cuts. A case whose unbudgeted DTR run already fails is reported with ratio
       /usr/bin/python3 bench/torch/zoo_table.py [--cases a,b] [--ratios 0.5,0.3]
       [--tracebacks] [--json FILE]
 
-e.g. against the frozen baseline library:
-  PYTHONPATH=/work/baseline/python \
-  DTR_TORCH_LIBRARY=/work/baseline/libdtr_torch.so \
-      /usr/bin/python3 bench/torch/zoo_table.py
+Point PYTHONPATH and DTR_TORCH_LIBRARY at another build (e.g. an older
+commit's) to compare.
 Progress goes to stderr; the table to stdout.
 """
 import argparse
