@@ -82,6 +82,8 @@ class Context final : public Executor {
   /// Called from a parameter's gradient hook during backward.
   at::Tensor parameter_gradient(const at::Tensor& grad);
   void on_backward_end();
+  void enter_nested_backward();
+  void exit_nested_backward();
   void on_cut_callback_dropped(std::uint64_t generation);
 
   // Lifecycle hooks from Cell, Remat and Handle.
@@ -232,6 +234,9 @@ class Context final : public Executor {
   std::size_t watched_sweep_at_ = 64;
   bool cut_queued_ = false;  // a lineage cut waits for backward's end
   std::uint64_t cut_generation_ = 0;
+  int nested_backward_ = 0;    // Note [Nested backward passes]
+  bool cut_deferred_ = false;
+  void queue_cut();
   std::unordered_set<const void*> walked_;  // autograd nodes seen
 };
 

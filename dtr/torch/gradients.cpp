@@ -107,18 +107,7 @@ void Context::watch_parameters_of(const at::Tensor& t) {
 at::Tensor Context::parameter_gradient(const at::Tensor& grad) {
   if (as_checkpoint(grad) == nullptr || grad.requires_grad()) return grad;
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  if (!cut_queued_) {
-    // The engine drops a failed backward's callbacks unrun: the token's
-    // destructor then re-arms the queueing, or no cut would ever come.
-    struct Token {
-      std::uint64_t generation;
-      ~Token() { Context::get().on_cut_callback_dropped(generation); }
-    };
-    cut_queued_ = true;
-    auto token = std::make_shared<Token>(Token{++cut_generation_});
-    torch::autograd::Engine::get_default_engine().queue_callback(
-        [token] { Context::get().on_backward_end(); });
-  }
+  queue_cut();
   return take_plain(grad);
 }
 
@@ -127,9 +116,49 @@ void Context::on_cut_callback_dropped(std::uint64_t generation) {
   if (generation == cut_generation_) cut_queued_ = false;
 }
 
+// Note [Nested backward passes]
+// A reentrant torch.utils.checkpoint runs a whole backward pass inside a
+// node of the outer one; its end is not an iteration boundary (the outer
+// pass still needs its saved values), so the cut is deferred to the end
+// of the outermost pass the program started. The Python package marks the
+// nested region (python/dtr/_modules.py).
+void Context::enter_nested_backward() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  ++nested_backward_;
+}
+
+void Context::exit_nested_backward() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (--nested_backward_ == 0 && cut_deferred_) {
+    cut_deferred_ = false;
+    queue_cut();  // we are inside the outer pass: cut at its end
+  }
+}
+
+void Context::queue_cut() {
+  if (cut_queued_) return;
+  // The engine drops a failed backward's callbacks unrun: the token's
+  // destructor then re-arms the queueing, or no cut would ever come.
+  struct Token {  // built in place: a temporary's destructor would re-arm
+    explicit Token(std::uint64_t g) : generation(g) {}
+    Token(const Token&) = delete;
+    Token& operator=(const Token&) = delete;
+    ~Token() { Context::get().on_cut_callback_dropped(generation); }
+    std::uint64_t generation;
+  };
+  cut_queued_ = true;
+  auto token = std::make_shared<Token>(++cut_generation_);
+  torch::autograd::Engine::get_default_engine().queue_callback(
+      [token] { Context::get().on_backward_end(); });
+}
+
 void Context::on_backward_end() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   cut_queued_ = false;
+  if (nested_backward_ > 0) {
+    cut_deferred_ = true;
+    return;
+  }
   walked_.clear();  // nodes die with the graph; their addresses get reused
   explained([&] { cut_lineage(); });
 }

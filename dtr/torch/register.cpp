@@ -101,6 +101,13 @@ std::string op_budget_scope() {
 int64_t op_budget() { return budget(); }
 void op_reset_peak() { reset_peak(); }
 void op_evict_all() { evict_all(); }
+void op_nested_backward(bool enter) {
+  if (enter) {
+    Context::get().enter_nested_backward();
+  } else {
+    Context::get().exit_nested_backward();
+  }
+}
 void op_dump() { Context::get().dump(std::cerr); }
 void op_set_cost_model(std::string model) {
   TORCH_CHECK(model == "measured" || model == "bytes",
@@ -176,6 +183,7 @@ TORCH_LIBRARY(dtr, m) {
   m.def("reset_peak() -> ()", &dtr::pt::op_reset_peak);
   m.def("dump() -> ()", &dtr::pt::op_dump);
   m.def("evict_all() -> ()", &dtr::pt::op_evict_all);
+  m.def("nested_backward(bool enter) -> ()", &dtr::pt::op_nested_backward);
   m.def("set_cost_model(str model) -> ()", &dtr::pt::op_set_cost_model);
   m.def("stats() -> Dict(str, int)", &dtr::pt::op_stats);
   m.def("start_recording(str path) -> ()", &dtr::pt::op_start_recording);

@@ -11,6 +11,7 @@ input is checkpointed, created from it so they are checkpointed too: the
 values, and so the results, are unchanged; any other call is untouched.
 """
 import torch
+import torch.utils.checkpoint
 from torch.nn.utils.rnn import PackedSequence
 
 from . import _ops
@@ -67,6 +68,22 @@ def _checkpointed_state_forward(plain_forward):
 
 for _cls in (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN):
     _cls.forward = _checkpointed_state_forward(_cls.forward)
+
+
+def _nested_backward(plain_backward):
+    """torch.utils.checkpoint's reentrant backward, marked as a backward
+    pass nested in another (Note [Nested backward passes])."""
+    def backward(ctx, *grads):
+        _ops.nested_backward(True)
+        try:
+            return plain_backward(ctx, *grads)
+        finally:
+            _ops.nested_backward(False)
+    return staticmethod(backward)
+
+
+_reentrant = torch.utils.checkpoint.CheckpointFunction
+_reentrant.backward = _nested_backward(_reentrant.backward)
 
 
 def install(module):

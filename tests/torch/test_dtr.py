@@ -152,6 +152,29 @@ class OrdinaryProgramTest(unittest.TestCase):
         out, _ = gru(x, hx=h0)
         self.assertTrue(torch.equal(dtr.decheckpoint(out), expect))
 
+    def test_reentrant_utils_checkpoint_cuts_once_per_step(self):
+        from torch.utils.checkpoint import checkpoint
+
+        def grads(use_dtr):
+            torch.manual_seed(0)
+            a, b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+            x = torch.randn(4, 8, requires_grad=True)
+            if use_dtr:
+                x = dtr.checkpoint(x)
+            before = dtr.stats()["lineage_cuts"]
+            # The segment comes last: its nested pass runs first.
+            h = checkpoint(lambda t: torch.tanh(a(t)), b(x),
+                           use_reentrant=True)
+            h.pow(2).sum().backward()
+            cuts = dtr.stats()["lineage_cuts"] - before
+            return [p.grad for p in (*a.parameters(), *b.parameters())], cuts
+        (g0, _), (g1, cuts) = grads(False), grads(True)
+        for u, v in zip(g0, g1):
+            self.assertTrue(torch.equal(u, v))
+        # The nested pass's end is not an iteration boundary (Note [Nested
+        # backward passes]): one cut, at the end of the outer pass.
+        self.assertEqual(cuts, 1)
+
     def test_budget_scope_is_set_and_restored(self):
         self.assertEqual(dtr.budget_scope(), "checkpointed")
         with dtr.budget(1 << 40, scope="process"):

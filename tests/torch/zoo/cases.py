@@ -253,18 +253,23 @@ def lstm_lm_setup(use_dtr):
 
 
 class AttentionNet(nn.Module):
-    def __init__(self, dim=32, heads=4, classes=10):
+    def __init__(self, dim=32, heads=4, classes=10, blocks=4):
         super().__init__()
         self.proj = nn.Linear(16, dim)
-        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
-        self.norm = nn.LayerNorm(dim)
+        self.attn = nn.ModuleList(nn.MultiheadAttention(dim, heads,
+                                                        batch_first=True)
+                                  for _ in range(blocks))
+        self.norm = nn.ModuleList(nn.LayerNorm(dim) for _ in range(blocks))
         self.head = nn.Linear(dim, classes)
 
     def forward(self, x):
         h = self.proj(x)
-        a, w = self.attn(h, h, h)  # need_weights=True (the default)
-        h = self.norm(h + a)
-        return self.head(h.mean(1)) + 0 * w.sum()
+        extra = 0
+        for attn, norm in zip(self.attn, self.norm):
+            a, w = attn(h, h, h)  # need_weights=True (the default)
+            h = norm(h + a)
+            extra = extra + 0 * w.sum()
+        return self.head(h.mean(1)) + extra
 
 
 def mha_setup(use_dtr):
@@ -273,8 +278,8 @@ def mha_setup(use_dtr):
         dtr.checkpoint(model)
     o = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
     gen = torch.Generator().manual_seed(3)
-    data = [(torch.randn(4, 12, 16, generator=gen),
-             torch.randint(0, 10, (4,), generator=gen)) for _ in range(3)]
+    data = [(torch.randn(8, 24, 16, generator=gen),
+             torch.randint(0, 10, (8,), generator=gen)) for _ in range(3)]
     return Trainer(model, o, data, clip=0.5, habits=("item",))
 
 
@@ -365,6 +370,15 @@ def _small_cnn(inplace_dropout=True):
     return nn.Sequential(*layers)
 
 
+def cnn_channels_last_setup(use_dtr):
+    model = _small_cnn().to(memory_format=torch.channels_last)
+    if use_dtr:
+        dtr.checkpoint(model)
+    o = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    return Trainer(model, o, _images(3, 8, 32, channels_last=True),
+                   habits=("item",))
+
+
 def inplace_dropout_setup(use_dtr):
     model = _small_cnn()
     if use_dtr:
@@ -418,7 +432,9 @@ class UtilsCheckpointNet(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.b0 = nn.Sequential(*[m for _ in range(4) for m in (
+            nn.Conv2d(16, 16, 3, padding=1), nn.ReLU())])
         self.b1 = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
                                 nn.Conv2d(16, 16, 3, padding=1))
         self.b2 = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.GELU(),
@@ -427,7 +443,7 @@ class UtilsCheckpointNet(nn.Module):
 
     def forward(self, x):
         from torch.utils.checkpoint import checkpoint
-        h = F.relu(self.stem(x))
+        h = self.b0(F.relu(self.stem(x)))
         h = h + checkpoint(self.b1, h, use_reentrant=True)
         h = h + checkpoint(self.b2, h, use_reentrant=False)
         return self.head(h.mean((2, 3)))
@@ -438,16 +454,19 @@ def utils_checkpoint_setup(use_dtr):
     if use_dtr:
         dtr.checkpoint(model)
     o = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
-    return Trainer(model, o, _images(3, 4, 32))
+    return Trainer(model, o, _images(3, 8, 32))
 
 
 def partial_setup(use_dtr):
     """Module A (plain) feeds module B; only B is given to dtr.checkpoint.
     A's gradients flow back through B's checkpointed graph."""
-    a = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8),
-                      nn.ReLU())
-    b = nn.Sequential(nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.ReLU(),
-                      nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+    a = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1),
+                      nn.BatchNorm2d(8), nn.ReLU())
+    blocks = []
+    for c_in in (8,) + (16,) * 7:
+        blocks += [nn.Conv2d(c_in, 16, 3, padding=1), nn.ReLU()]
+    b = nn.Sequential(*blocks, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(16, 10))
     model = nn.Sequential(a, b)
     if use_dtr:
         dtr.checkpoint(b)
@@ -526,6 +545,8 @@ CASES = [
     encoder_case("transformer", False, {"foreach": False}, ("eval",)),
     encoder_case("transformer_mask", True, {"foreach": True}, ()),
     Case("custom_fn", custom_fn_setup, habits="autograd.Function SGD item"),
+    Case("cnn_cl", cnn_channels_last_setup,
+         habits="channels_last AdamW foreach item"),
     Case("inplace_dropout", inplace_dropout_setup,
          habits="ReLU/Dropout inplace after Flatten, eval"),
     Case("bn_mlp", bn_mlp_setup, habits="BatchNorm1d nesterov wd eval item"),
