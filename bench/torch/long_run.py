@@ -72,8 +72,9 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(1)
     print("| run | step ms (first → last window) | ms / 1000 steps | RSS MB "
-          "(first → last) | RSS KB / 1000 steps | live graph tensors "
-          "(first → last) | per 1000 steps | replays |")
+          "(first → middle → last) | RSS KB / 1000 steps (whole run; "
+          "second half) | live graph tensors (first → last) | per 1000 "
+          "steps | replays |")
     print("|---|---|---|---|---|---|---|---|")
     for use_dtr in (False, True):
         rows = run(use_dtr, a.steps, a.every, a.budget_ratio)
@@ -81,12 +82,15 @@ def main():
         xs = [r[0] for r in rows]
         name = ("DTR at %.1f of its peak" % a.budget_ratio) if use_dtr \
             else "plain PyTorch"
-        print("| %s | %.3f → %.3f | %+.4f | %.1f → %.1f | %+.1f | %d → %d | "
-              "%+.2f | %d |" % (
+        half = rows[len(rows) // 2:]
+        print("| %s | %.3f → %.3f | %+.4f | %.1f → %.1f → %.1f | %+.1f; %+.1f "
+              "| %d → %d | %+.2f | %d |" % (
                   name, rows[0][1], rows[-1][1],
                   slope_per_1000(xs, [r[1] for r in rows]),
-                  rows[0][2] / 2**20, rows[-1][2] / 2**20,
+                  rows[0][2] / 2**20, half[0][2] / 2**20, rows[-1][2] / 2**20,
                   slope_per_1000(xs, [r[2] / 1024 for r in rows]),
+                  slope_per_1000([r[0] for r in half],
+                                 [r[2] / 1024 for r in half]),
                   rows[0][3], rows[-1][3],
                   slope_per_1000(xs, [r[3] for r in rows]),
                   rows[-1][4]))
