@@ -7,18 +7,15 @@
 
 #include "dtr/core/error.h"
 #include "dtr/torch/dtr_torch.h"
+#include "tests/torch/torch_test_support.h"
 
 namespace {
 
 namespace pt = dtr::pt;
 
 // Every test restores the unlimited budget it may change.
-class CheckpointTensorTest : public ::testing::Test {
- protected:
-  void TearDown() override { pt::set_budget(pt::kUnlimited); }
-};
-
-torch::Tensor plain(const torch::Tensor& t) { return pt::decheckpoint(t); }
+using CheckpointTensorTest = dtr::pt::testing::BudgetRestoringTest;
+using dtr::pt::testing::plain;
 
 TEST_F(CheckpointTensorTest, WrapsAndUnwraps) {
   auto x = torch::randn({4, 5});

@@ -10,17 +10,15 @@
 
 #include "dtr/core/error.h"
 #include "dtr/torch/dtr_torch.h"
+#include "tests/torch/torch_test_support.h"
 
 namespace {
 
 namespace pt = dtr::pt;
 
-class OrdinaryProgramsTest : public ::testing::Test {
- protected:
-  void TearDown() override { pt::set_budget(pt::kUnlimited); }
-};
-
-torch::Tensor plain(const torch::Tensor& t) { return pt::decheckpoint(t); }
+// Every test restores the unlimited budget it may change.
+using OrdinaryProgramsTest = dtr::pt::testing::BudgetRestoringTest;
+using dtr::pt::testing::plain;
 
 // Note [Differentiable checkpoint]
 TEST_F(OrdinaryProgramsTest, CheckpointOfATensorThatRequiresGradPassesGradients) {
