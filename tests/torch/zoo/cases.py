@@ -334,12 +334,15 @@ class ScaledTanh(torch.autograd.Function):
 
 
 class CustomFnNet(nn.Module):
-    def __init__(self):
+    def __init__(self, depth=6):
         super().__init__()
-        self.fc1, self.fc2 = nn.Linear(64, 128), nn.Linear(128, 10)
+        self.fcs = nn.ModuleList(nn.Linear(64, 64) for _ in range(depth))
+        self.head = nn.Linear(64, 10)
 
     def forward(self, x):
-        return self.fc2(ScaledTanh.apply(self.fc1(x), 0.7))
+        for fc in self.fcs:
+            x = ScaledTanh.apply(fc(x), 0.7)
+        return self.head(x)
 
 
 def _vec_data(n=3, batch=16, feat=64, seed=9):
@@ -353,7 +356,7 @@ def custom_fn_setup(use_dtr):
     if use_dtr:
         dtr.checkpoint(model)
     o = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    return Trainer(model, o, _vec_data(), habits=("item",))
+    return Trainer(model, o, _vec_data(batch=256), habits=("item",))
 
 
 def _small_cnn(inplace_dropout=True):
@@ -480,18 +483,20 @@ def leaf_setup(use_dtr):
     """A leaf weight that requires grad, given to dtr.checkpoint in the
     forward: the checkpointed tensor is a function of w, so w.grad must
     match plain PyTorch (the optimizer updates w itself)."""
-    w = torch.randn(64, 32).mul_(0.1).requires_grad_()
-    b = torch.zeros(32, requires_grad=True)
-    head = nn.Linear(32, 10)
+    w = torch.randn(64, 64).mul_(0.1).requires_grad_()
+    b = torch.zeros(64, requires_grad=True)
+    head = nn.Linear(64, 10)
     o = torch.optim.SGD([w, b] + list(head.parameters()), lr=0.05,
                         momentum=0.9)
 
     def forward(x):
         wc = dtr.checkpoint(w) if use_dtr else w
-        return head(torch.relu(x @ wc + b))
+        for _ in range(4):  # one weight, used by every layer
+            x = torch.tanh(x @ wc + b)
+        return head(x)
     holder = nn.Module()
     holder.head = head
-    return Trainer(holder, o, _vec_data(), forward=forward,
+    return Trainer(holder, o, _vec_data(batch=256), forward=forward,
                    extra_final=lambda: {"w": w, "w_grad": w.grad,
                                         "b_grad": b.grad})
 
