@@ -48,9 +48,8 @@ def oom_is_explained(msg, budget):
     needs at once, e.g. one operator's inputs and outputs), and the floor
     is above the budget."""
     m = _FLOOR.search(msg)
-    # The run's budget is `budget` on top of what earlier runs left.
-    return (m is not None and int(m.group(1)) >= budget
-            and int(m.group(2)) > int(m.group(1)))
+    return (m is not None and int(m.group(1)) == budget
+            and int(m.group(2)) > budget)
 
 
 def _plain(t):
