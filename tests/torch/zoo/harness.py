@@ -125,11 +125,7 @@ def _train(case, use_dtr, budget=None):
     dtr.reset_peak()
     before = dtr.stats()
     base = before["allocator_bytes"]  # parameters, data, references
-    # Values earlier runs left resident count against a budget too: the
-    # budget is what this run may add to them, and so is its peak.
-    start = before["dtr_bytes"]
-    previous = dtr.set_budget(start + budget if (use_dtr and budget)
-                              else dtr.UNLIMITED)
+    previous = dtr.set_budget(budget if (use_dtr and budget) else dtr.UNLIMITED)
     losses = []
     torch.manual_seed(case.seed + 1)  # dropout etc. draw the same in both runs
     try:
@@ -143,7 +139,6 @@ def _train(case, use_dtr, budget=None):
     finally:
         dtr.set_budget(previous)
     st["allocator_peak_above_baseline"] = st["allocator_peak_bytes"] - base
-    st["dtr_peak_bytes"] -= start
     final = {"loss/%d" % i: l for i, l in enumerate(losses)}
     final.update(prog.final())
     return final, st, wall
