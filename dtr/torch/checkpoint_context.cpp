@@ -122,6 +122,7 @@ void Context::on_last_handle(Cell& cell) {
 void Context::on_cell_dead(Cell& cell) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (cell.id < cells_.size()) cells_[cell.id] = nullptr;
+  unmark_visible(cell);
   // Even without a reference of its own, a value rematerialized for a
   // lineage that just died must leave the budget with its memory.
   pending_.push_back({cell.id, cell.held, cell.core_ref, true});
@@ -236,24 +237,91 @@ at::Tensor Context::wrap_constant(const at::Tensor& t) {
   TORCH_CHECK(t.device().is_cpu() && t.layout() == at::kStrided,
               "[dtr] checkpoint: only dense CPU tensors are supported, got ",
               t.toString());
-  // Note [Inputs are outside the budget]
-  // The program made this tensor and (in the usual `data[i]` loop) still
-  // holds it; DTR can never evict or recompute it. Like a parameter it is
-  // memory outside DTR's control: it is charged 0 bytes to the budget
-  // (and to the trace) and shows up in outside_bytes. Counting it made a
-  // budget of 50% infeasible for torchvision's resnet18, whose tightest
-  // operator (the first native_batch_norm_backward) alone needs ~48% of
-  // the peak (see docs/torch.md).
   CoreScope scope(*this);
-  runtime_.begin_call({});
-  OutputSpec spec{0, -1};
-  TensorId id = runtime_.end_call("checkpoint", {}, {&spec, 1}, 0)[0];
-  if (recorder_ != nullptr) recorder_->constant(id, 0);
-  auto cell = new_cell(id, t.detach());  // shares t's version counter
-  cell->external = cell->value;
+  auto cell = new_cell(checkpoint_id(t), t.detach());  // t's version counter
   cell->external_grad_leaf = t.requires_grad() && t.is_leaf();
+  cell->program_input = true;
+  mark_visible(*cell, cell->value);
   hold(cell);
-  return make_wrapper(cell);
+  at::Tensor wrapper = make_wrapper(cell);
+  // A write into t outside DTR (under no_grad, between forward and
+  // backward) must reach what autograd saved: the wrapper shares t's
+  // version counter, so backward refuses what PyTorch refuses.
+  if (!t.is_inference()) {
+    wrapper.unsafeGetTensorImpl()->set_version_counter(
+        t.unsafeGetTensorImpl()->version_counter());
+  }
+  return wrapper;
+}
+
+// Note [Inputs are outside the budget]
+// The program made this tensor and (in the usual `data[i]` loop) still
+// holds it; DTR can never evict or recompute it. Like a parameter it is
+// memory outside DTR's control: it is charged 0 bytes to the budget
+// (and to the trace) and shows up in outside_bytes. Counting it made a
+// budget of 50% infeasible for torchvision's resnet18, whose tightest
+// operator (the first native_batch_norm_backward) alone needs ~48% of
+// the peak (see docs/torch.md).
+// A second tensor in a buffer already given to checkpoint() (m(x, x),
+// x[0] and x[1]) is an alias in the same storage, so a write through one
+// sees every lineage that reads the other.
+TensorId Context::checkpoint_id(const at::Tensor& t) {
+  auto found = checkpointed_buffers_.find(t.storage().unsafeGetStorageImpl());
+  if (found == checkpointed_buffers_.end()) {
+    runtime_.begin_call({});
+    OutputSpec spec{0, -1};
+    const TensorId id = runtime_.end_call("checkpoint", {}, {&spec, 1}, 0)[0];
+    if (recorder_ != nullptr) recorder_->constant(id, 0);
+    return id;
+  }
+  TensorId member = kNoId;
+  for (TensorId m : runtime_.graph().storage(found->second).tensors) {
+    if (m < cells_.size() && cells_[m] != nullptr) member = m;
+  }
+  DTR_ASSERT(member != kNoId, "checkpointed buffer without a live cell");
+  runtime_.begin_call({&member, 1});
+  OutputSpec spec{0, 0};
+  const TensorId id =
+      runtime_.end_call("checkpoint", {&member, 1}, {&spec, 1}, 0)[0];
+  if (recorder_ != nullptr) {
+    recorder_->call("checkpoint", {&member, 1}, {&id, 1}, {&spec, 1}, 0);
+  }
+  return id;
+}
+
+// Note [Program-visible buffers]
+// Some buffers the program reaches without going through DTR: a tensor it
+// gave to checkpoint() (a module's input, a state it passes in), views of
+// it, and values it took an alias of (numpy(), storage(): hold_value()).
+// Their storage is resident for good, and a write into any value of it --
+// through any view -- must land in that buffer, where the program looks,
+// never in a copy (plan_external_write).
+void Context::mark_visible(Cell& cell, at::Tensor buffer) {
+  cell.external = std::move(buffer);
+  const StorageId s = runtime_.graph().tensor(cell.id).storage;
+  ++visible_storages_[s];
+  if (cell.program_input) {
+    checkpointed_buffers_.emplace(
+        cell.external.storage().unsafeGetStorageImpl(), s);
+  }
+}
+
+void Context::unmark_visible(const Cell& cell) {
+  if (!cell.external.defined()) return;
+  const StorageId s = runtime_.graph().tensor(cell.id).storage;
+  auto it = visible_storages_.find(s);
+  if (it == visible_storages_.end() || --it->second > 0) return;
+  visible_storages_.erase(it);
+  auto b = checkpointed_buffers_.find(
+      cell.external.storage().unsafeGetStorageImpl());
+  if (b != checkpointed_buffers_.end() && b->second == s) {
+    checkpointed_buffers_.erase(b);
+  }
+}
+
+bool Context::program_visible(const Cell& cell) const {
+  return cell.external.defined() ||
+         visible_storages_.count(runtime_.graph().tensor(cell.id).storage);
 }
 
 at::Tensor Context::decheckpoint(const at::Tensor& t) {
@@ -274,6 +342,7 @@ at::Tensor Context::hold_value(const at::Tensor& t) {
   if (w == nullptr) return t;
   std::shared_ptr<Cell> cell = w->handle()->cell;
   explained([&] { hold(cell); });
+  if (!cell->external.defined()) mark_visible(*cell, cell->value);
   return cell->value;
 }
 

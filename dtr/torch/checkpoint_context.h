@@ -159,8 +159,9 @@ class Context final : public Executor {
                     int extra_refs) const;
   void copy_storage_on_write(TensorId member);
   bool lineage_reads_storage(TensorId member) const;
-  void plan_external_write(const std::string& name, const Cell& cell,
-                           MutationPlan& plan);
+  void plan_external_write(const std::string& name, const at::Tensor& t,
+                           const Cell& cell, MutationPlan& plan);
+  bool program_visible(const Cell& cell) const;
   static constexpr std::size_t kListElement = static_cast<std::size_t>(-1);
   void hold(const std::shared_ptr<Cell>& cell);
   void hold_written(const std::vector<c10::IValue>& args,
@@ -178,6 +179,9 @@ class Context final : public Executor {
   void check_plain_inputs(const Remat& r, const c10::IValue* args) const;
 
   std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
+  TensorId checkpoint_id(const at::Tensor& t);
+  void mark_visible(Cell& cell, at::Tensor buffer);
+  void unmark_visible(const Cell& cell);
   void flush();
   void evict_if_unreferenced(TensorId id);
   void note_peak();
@@ -205,6 +209,10 @@ class Context final : public Executor {
   std::vector<Cell*> cells_;  // by TensorId; null once dead
   std::unordered_map<OpId, Remat*> remats_;
   std::unordered_map<const c10::StorageImpl*, int> captured_;
+  // Note [Program-visible buffers]: live visible cells per storage, and
+  // the storage of each buffer given to checkpoint().
+  std::unordered_map<StorageId, int> visible_storages_;
+  std::unordered_map<const c10::StorageImpl*, StorageId> checkpointed_buffers_;
   struct Pending {
     TensorId id;
     bool unlock;
@@ -237,7 +245,10 @@ class Context final : public Executor {
   int nested_backward_ = 0;    // Note [Nested backward passes]
   bool cut_deferred_ = false;
   void queue_cut();
-  std::unordered_set<const void*> walked_;  // autograd nodes seen
+  // Autograd nodes watch_parameters_of() walked (weak: see there).
+  std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
+      walked_;
+  std::size_t walked_sweep_at_ = 1024;
 };
 
 }  // namespace dtr::pt

@@ -34,11 +34,13 @@ struct Cell : std::enable_shared_from_this<Cell> {
   std::vector<Handle*> handle_list;  ///< those Handles (for rebinding)
   bool held = false;             ///< locked in the runtime until death
   bool core_ref = true;          ///< still owns its runtime external ref
-  /// For values in the buffer of a tensor given to checkpoint() (and its
-  /// views): that tensor, detached (same buffer and version counter).
-  /// Writes go into it in place (Note [Writes into the program's tensors]).
+  /// For values in a buffer the program reaches without DTR (Note
+  /// [Program-visible buffers]): a tensor given to checkpoint() and its
+  /// views (that tensor, detached: same buffer and version counter), or a
+  /// value handed out by hold_value(). Writes go into it in place.
   at::Tensor external;
   bool external_grad_leaf = false;  ///< that tensor is a leaf needing grad
+  bool program_input = false;       ///< made by checkpoint() itself
   ~Cell();
 };
 

@@ -88,20 +88,28 @@ void Context::watch_parameter(const at::Tensor& t) {
 // plain tensors only: its parameters are the AccumulateGrad leaves of its
 // autograd history. Walked once per node per backward pass.
 void Context::watch_parameters_of(const at::Tensor& t) {
-  std::vector<torch::autograd::Node*> work{t.grad_fn().get()};
+  std::vector<std::shared_ptr<torch::autograd::Node>> work{t.grad_fn()};
   while (!work.empty()) {
-    torch::autograd::Node* node = work.back();
+    std::shared_ptr<torch::autograd::Node> node = std::move(work.back());
     work.pop_back();
-    if (node == nullptr || !walked_.insert(node).second) continue;
-    if (auto* acc = dynamic_cast<torch::autograd::AccumulateGrad*>(node)) {
+    if (node == nullptr) continue;
+    // Keyed by address, checked by identity: a graph that died without a
+    // backward pass leaves addresses that new nodes reuse.
+    auto it = walked_.find(node.get());
+    if (it != walked_.end() && it->second.lock() == node) continue;
+    walked_.insert_or_assign(node.get(), node);
+    if (auto* acc = dynamic_cast<torch::autograd::AccumulateGrad*>(node.get())) {
       watch_parameter(acc->variable);
       continue;
     }
-    for (const auto& edge : node->next_edges()) {
-      work.push_back(edge.function.get());
-    }
+    for (const auto& edge : node->next_edges()) work.push_back(edge.function);
   }
-  if (walked_.size() > 100000) walked_.clear();
+  if (walked_.size() >= walked_sweep_at_) {
+    for (auto w = walked_.begin(); w != walked_.end();) {
+      w = w->second.expired() ? walked_.erase(w) : std::next(w);
+    }
+    walked_sweep_at_ = 2 * walked_.size() + 1024;
+  }
 }
 
 at::Tensor Context::parameter_gradient(const at::Tensor& grad) {
@@ -159,7 +167,7 @@ void Context::on_backward_end() {
     cut_deferred_ = true;
     return;
   }
-  walked_.clear();  // nodes die with the graph; their addresses get reused
+  walked_.clear();  // a new graph comes next
   explained([&] { cut_lineage(); });
 }
 

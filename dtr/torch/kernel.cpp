@@ -281,7 +281,8 @@ void Context::classify_results(const c10::FunctionSchema& schema,
 void Context::inherit_external(Cell& view, const Slots& slots, int input) {
   for (std::size_t k = 0; k < slots.input.size(); ++k) {
     if (slots.input[k] != input) continue;
-    view.external = slots.cells[k]->external;
+    if (!slots.cells[k]->external.defined()) return;
+    mark_visible(view, slots.cells[k]->external);
     view.external_grad_leaf = slots.cells[k]->external_grad_leaf;
     return;
   }

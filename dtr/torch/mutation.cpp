@@ -64,8 +64,8 @@ void Context::plan_write(const std::string& name, const at::Tensor& t,
         ": running statistics must be plain tensors, not checkpointed ones"));
   }
   const Cell& cell = *w->handle()->cell;
-  if (cell.external.defined()) {
-    plan_external_write(name, cell, plan);
+  if (program_visible(cell)) {
+    plan_external_write(name, t, cell, plan);
     return;
   }
   const Mutation m = classify(t, cell, 0);
@@ -103,9 +103,12 @@ void Context::plan_write(const std::string& name, const at::Tensor& t,
 // refuse to run (Note [Stale plain inputs]). Lineage that reads it is cut
 // first. A leaf that requires grad cannot be written in grad mode, as in
 // PyTorch.
-void Context::plan_external_write(const std::string& name, const Cell& cell,
-                                  MutationPlan& plan) {
-  if (cell.external_grad_leaf && at::GradMode::is_enabled()) {
+void Context::plan_external_write(const std::string& name, const at::Tensor& t,
+                                  const Cell& cell, MutationPlan& plan) {
+  // `x.data.clamp_()` writes a leaf through a wrapper that does not
+  // require grad: allowed, as in PyTorch.
+  if (cell.external_grad_leaf && t.requires_grad() &&
+      at::GradMode::is_enabled()) {
     throw UnsupportedOperator(detail::concat(
         "[dtr] ", name,
         ": a leaf Variable that requires grad is being used in an in-place "
@@ -113,7 +116,7 @@ void Context::plan_external_write(const std::string& name, const Cell& cell,
   }
   if (lineage_reads_storage(cell.id)) plan.need_cut = true;
   plan.shared_storages.push_back(cell.id);
-  plan.external_writes.push_back(cell.external);
+  if (cell.external.defined()) plan.external_writes.push_back(cell.external);
   plan.direct = true;
 }
 

@@ -94,6 +94,15 @@ void Context::call_in_place_view(const c10::OperatorHandle& view,
                                  torch::jit::Stack* stack,
                                  std::vector<c10::IValue>& args) {
   at::Tensor self = args[0].toTensor();
+  if (auto* in = as_checkpoint(self); in && in->handle()->cell->program_input) {
+    // The caller's tensor is not ours to reshape: only the wrapper would
+    // change, silently unlike PyTorch, where the caller sees it.
+    throw UnsupportedOperator(detail::concat(
+        "[dtr] ", view.schema().name(), "_: cannot change the shape of a "
+        "tensor given to checkpoint() (a module's input) in place; the "
+        "caller's tensor would not change. Use the out-of-place view "
+        "(x = x.", view.schema().name().substr(6), "(...))"));
+  }
   for (auto& a : args) stack->push_back(a);
   call(view, stack);
   at::Tensor result = stack->back().toTensor();

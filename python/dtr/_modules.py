@@ -5,10 +5,14 @@ recurrent modules of torch.nn (nn.LSTM, nn.GRU, nn.RNN) make their default
 initial state with torch.zeros(...), a plain tensor, when called without
 one; their cells then write checkpointed gates into that plain state in
 place, and the whole recurrence would run outside DTR and its budget
-(docs/torch.md, "Escape hatch"). Their forward() is wrapped (once, at
-import, for every instance) to pass the same zeros explicitly when the
-input is checkpointed, created from it so they are checkpointed too: the
-values, and so the results, are unchanged; any other call is untouched.
+(docs/torch.md, "Escape hatch"). The forward() of each such module in
+the tree checkpoint() is given (at that moment) passes the same zeros
+explicitly when the input is checkpointed, created from it so they are
+checkpointed too: the values, and so the results, are unchanged; any other
+call is untouched. Only those instances change: the classes stay as they
+are, so other modules of the program (torch.jit.script) are unaffected.
+Everything installed is picklable (torch.save(model) works; loading it
+needs dtr importable).
 """
 import torch
 import torch.utils.checkpoint
@@ -53,21 +57,23 @@ def _zeros_state(module, x):
     return zeros(module.hidden_size)
 
 
-def _checkpointed_state_forward(plain_forward):
-    """nn.LSTM/GRU/RNN.forward, with the default zero state made from the
-    input when the input is checkpointed (unchanged otherwise)."""
-    def forward(self, input, hx=None):
+class _StateForward:
+    """The forward() of one nn.LSTM/GRU/RNN: its default zero state made
+    from the input when the input is checkpointed, unchanged otherwise. A
+    class, not a closure, so that the module still pickles."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def __call__(self, input, hx=None):
         if hx is None:
             data = input.data if isinstance(input, PackedSequence) else input
             if _ops.is_checkpoint(data):
-                hx = _zeros_state(self, input)
-        return plain_forward(self, input, hx)
-    forward.__doc__ = plain_forward.__doc__
-    return forward
+                hx = _zeros_state(self.module, input)
+        return type(self.module).forward(self.module, input, hx)
 
 
-for _cls in (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN):
-    _cls.forward = _checkpointed_state_forward(_cls.forward)
+_RECURRENT = (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN)
 
 
 def _nested_backward(plain_backward):
@@ -86,6 +92,13 @@ _reentrant = torch.utils.checkpoint.CheckpointFunction
 _reentrant.backward = _nested_backward(_reentrant.backward)
 
 
+def _checkpoint_inputs(module, args):
+    return wrap(args)
+
+
 def install(module):
-    module.register_forward_pre_hook(lambda m, args: wrap(args))
+    for m in module.modules():
+        if isinstance(m, _RECURRENT) and "forward" not in vars(m):
+            m.forward = _StateForward(m)
+    module.register_forward_pre_hook(_checkpoint_inputs)
     return module

@@ -37,8 +37,13 @@ def _shared(t):
     return _ops.hold_value(t) if is_checkpoint(t) else t
 
 
-def _numpy(self, *args, **kwargs):
-    return _plain["numpy"](_shared(self), *args, **kwargs)
+def _numpy(self, *, force=False):
+    if is_checkpoint(self) and self.requires_grad and not force:
+        # What PyTorch says: the checkpointed value handed to numpy() is
+        # detached, so without this check the refusal would be lost.
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                           "Use tensor.detach().numpy() instead.")
+    return _plain["numpy"](_shared(self), force=force)
 
 
 def _tolist(self):
