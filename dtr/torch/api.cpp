@@ -31,6 +31,12 @@ std::int64_t set_budget(std::int64_t bytes, BudgetScope scope) {
   return Context::get().set_budget(bytes, scope);
 }
 
+std::uint64_t push_budget(std::int64_t bytes, BudgetScope scope) {
+  return Context::get().push_budget(bytes, scope);
+}
+
+void pop_budget(std::uint64_t token) { Context::get().pop_budget(token); }
+
 std::int64_t budget() { return Context::get().budget(); }
 
 BudgetScope budget_scope() { return Context::get().budget_scope(); }

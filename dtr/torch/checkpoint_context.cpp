@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "dtr/core/error.h"
+#include "dtr/torch/call_guard.h"
 #include "dtr/torch/counting_allocator.h"
 
 namespace dtr::pt {
@@ -39,10 +40,18 @@ Context::Context()
 std::shared_ptr<Cell> Context::new_cell(TensorId id, at::Tensor value) {
   auto cell = std::make_shared<Cell>();
   cell->id = id;
+  cell->owner = std::this_thread::get_id();
   cell->value = std::move(value);
   if (cells_.size() <= id) cells_.resize(id + 1, nullptr);
   cells_[id] = cell.get();
   return cell;
+}
+
+// cells_ holds raw pointers: a Cell whose last reference just went may
+// still be listed while its destructor waits for the mutex.
+std::shared_ptr<Cell> Context::live_cell(TensorId id) const {
+  if (id >= cells_.size() || cells_[id] == nullptr) return nullptr;
+  return cells_[id]->weak_from_this().lock();
 }
 
 void Context::flush() {
@@ -142,22 +151,6 @@ std::int64_t Context::cost_of(std::int64_t elapsed_ns,
                               std::int64_t bytes) const {
   if (cost_model_ == CostModel::kBytes) return bytes + 1;
   return std::max<std::int64_t>(elapsed_ns, 1);
-}
-
-// Note [What a budget bounds]
-// BudgetScope::kCheckpointed (the default) bounds the storage of
-// checkpointed values: activations, their gradients, whatever the model
-// computes from checkpointed inputs. Parameters, their (plain) gradients,
-// optimizer state and the input batch are outside it (`outside_bytes`).
-// BudgetScope::kProcess bounds every byte the CPU allocator holds: before
-// each allocation, inside the kernel or not, DTR evicts until everything
-// live plus the new allocation fits, i.e. its own share is the limit
-// minus what lives outside it at that moment.
-void Context::sync_process_budget(std::int64_t pending) {
-  if (budget_scope_ != BudgetScope::kProcess) return;
-  const std::int64_t mine = runtime_.stats().memory_bytes;
-  const std::int64_t outside = allocator_counters().bytes - mine - pending;
-  runtime_.set_budget(std::max<std::int64_t>(limit_bytes_ - outside, 0));
 }
 
 void Context::make_room_hook(std::int64_t pending, std::int64_t bytes) {
@@ -276,13 +269,12 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
   }
   TensorId member = kNoId;
   for (TensorId m : runtime_.graph().storage(found->second).tensors) {
-    if (m < cells_.size() && cells_[m] != nullptr) member = m;
+    if (live_cell(m)) member = m;
   }
   DTR_ASSERT(member != kNoId, "checkpointed buffer without a live cell");
-  runtime_.begin_call({&member, 1});
+  CallGuard guard(runtime_, {member});
   OutputSpec spec{0, 0};
-  const TensorId id =
-      runtime_.end_call("checkpoint", {&member, 1}, {&spec, 1}, 0)[0];
+  const TensorId id = guard.end("checkpoint", {&spec, 1}, 0)[0];
   if (recorder_ != nullptr) {
     recorder_->call("checkpoint", {&member, 1}, {&id, 1}, {&spec, 1}, 0);
   }
@@ -344,27 +336,6 @@ at::Tensor Context::hold_value(const at::Tensor& t) {
   explained([&] { hold(cell); });
   if (!cell->external.defined()) mark_visible(*cell, cell->value);
   return cell->value;
-}
-
-std::int64_t Context::set_budget(std::int64_t bytes, BudgetScope scope) {
-  std::lock_guard<std::recursive_mutex> lock(mutex_);
-  DTR_CHECK(bytes >= 0, "[dtr] set_budget: negative budget ", bytes);
-  const std::int64_t previous = limit_bytes_;
-  limit_bytes_ = bytes;
-  budget_scope_ = bytes >= kUnlimited ? BudgetScope::kCheckpointed : scope;
-  runtime_.set_budget(bytes);
-  sync_process_budget(0);
-  return previous;
-}
-
-std::int64_t Context::budget() {
-  std::lock_guard<std::recursive_mutex> lock(mutex_);
-  return limit_bytes_;
-}
-
-BudgetScope Context::budget_scope() {
-  std::lock_guard<std::recursive_mutex> lock(mutex_);
-  return budget_scope_;
 }
 
 void Context::set_recorder(TraceRecorder* recorder) {

@@ -5,6 +5,7 @@
 ///
 /// The class is implemented across files, one job each:
 ///   checkpoint_context.cpp  lifecycle, public operations, budget hook
+///   budget.cpp              the budget: scoped blocks, process scope
 ///   kernel.cpp              Context::call: the orchestration of one op
 ///   special_ops.cpp         ops not recorded as themselves (views, splits)
 ///   mutation.cpp            in-place writes: plan, copy-on-write, cuts
@@ -16,9 +17,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <iostream>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -47,6 +50,8 @@ class ExplainedOutOfMemory : public OutOfMemory {
 class Context final : public Executor {
  public:
   static Context& get();
+  /// Serializes every use of the runtime and of the cells' bookkeeping.
+  std::recursive_mutex& mutex() { return mutex_; }
 
   /// The boxed kernel: runs `op` on checkpointed (and plain) arguments.
   void call(const c10::OperatorHandle& op, torch::jit::Stack* stack);
@@ -62,6 +67,9 @@ class Context final : public Executor {
   /// any more: its buffer when `t` is its only user, else a copy.
   at::Tensor take_plain(const at::Tensor& t);
   std::int64_t set_budget(std::int64_t bytes, BudgetScope scope);
+  /// Note [Concurrent budgets]
+  std::uint64_t push_budget(std::int64_t bytes, BudgetScope scope);
+  void pop_budget(std::uint64_t token);
   std::int64_t budget();
   BudgetScope budget_scope();
   void set_cost_model(CostModel model) { cost_model_ = model; }
@@ -81,10 +89,11 @@ class Context final : public Executor {
   void watch_parameters_of(const at::Tensor& t);
   /// Called from a parameter's gradient hook during backward.
   at::Tensor parameter_gradient(const at::Tensor& grad);
-  void on_backward_end();
+  void on_backward_end(std::thread::id thread);
   void enter_nested_backward();
   void exit_nested_backward();
-  void on_cut_callback_dropped(std::uint64_t generation);
+  void on_cut_callback_dropped(std::thread::id thread,
+                               std::uint64_t generation);
 
   // Lifecycle hooks from Cell, Remat and Handle.
   void on_last_handle(Cell& cell);
@@ -166,7 +175,8 @@ class Context final : public Executor {
   void hold(const std::shared_ptr<Cell>& cell);
   void hold_written(const std::vector<c10::IValue>& args,
                     const MutationPlan& plan);
-  void cut_lineage();
+  /// Note [Lineage cut]: the values of `owner` (every thread's if none).
+  void cut_lineage(std::optional<std::thread::id> owner = std::nullopt);
   void note_escape(const std::string& name);
 
   // remat.cpp
@@ -179,6 +189,7 @@ class Context final : public Executor {
   void check_plain_inputs(const Remat& r, const c10::IValue* args) const;
 
   std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
+  std::shared_ptr<Cell> live_cell(TensorId id) const;
   TensorId checkpoint_id(const at::Tensor& t);
   void mark_visible(Cell& cell, at::Tensor buffer);
   void unmark_visible(const Cell& cell);
@@ -190,6 +201,15 @@ class Context final : public Executor {
   static void outside_allocation_hook(std::int64_t pending,
                                       std::int64_t bytes);
   void sync_process_budget(std::int64_t pending);
+  // budget.cpp
+  struct BudgetBlock {
+    std::uint64_t token;
+    std::thread::id thread;
+    std::int64_t bytes;
+    BudgetScope scope;
+  };
+  std::vector<BudgetBlock> innermost_blocks() const;
+  void apply_budget();
   std::string explain_out_of_memory(const OutOfMemory& e) const;
   /// Runs f(); an OutOfMemory leaves it explained.
   template <typename F>
@@ -226,7 +246,11 @@ class Context final : public Executor {
   int core_depth_ = 0;
   CostModel cost_model_ = CostModel::kMeasured;
   BudgetScope budget_scope_ = BudgetScope::kCheckpointed;
-  std::int64_t limit_bytes_ = kUnlimited;  // the user's budget
+  std::int64_t limit_bytes_ = kUnlimited;  // the budget in force
+  std::int64_t base_budget_ = kUnlimited;  // set_budget() outside blocks
+  BudgetScope base_scope_ = BudgetScope::kCheckpointed;
+  std::vector<BudgetBlock> budget_blocks_;  // active, in push order
+  std::uint64_t budget_tokens_ = 0;
   std::int64_t dtr_peak_bytes_ = 0;
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t escapes_ = 0;  // see Note [Escapes]
@@ -240,10 +264,13 @@ class Context final : public Executor {
   std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
       watched_;
   std::size_t watched_sweep_at_ = 64;
-  bool cut_queued_ = false;  // a lineage cut waits for backward's end
-  std::uint64_t cut_generation_ = 0;
-  int nested_backward_ = 0;    // Note [Nested backward passes]
-  bool cut_deferred_ = false;
+  struct BackwardState {  // per thread: Note [Lineage cut]
+    bool cut_queued = false;  // a lineage cut waits for backward's end
+    std::uint64_t generation = 0;
+    int nested = 0;  // Note [Nested backward passes]
+    bool cut_deferred = false;
+  };
+  std::unordered_map<std::thread::id, BackwardState> backward_;
   void queue_cut();
   // Autograd nodes watch_parameters_of() walked (weak: see there).
   std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>

@@ -10,7 +10,10 @@ Cell::~Cell() { Context::get().on_cell_dead(*this); }
 
 Remat::~Remat() { Context::get().on_remat_dead(*this); }
 
+// Handles come and go on any thread (a tensor dies wherever its last
+// reference goes); the counts they keep are read under the context's lock.
 Handle::Handle(std::shared_ptr<Cell> c) : cell(std::move(c)) {
+  std::lock_guard<std::recursive_mutex> lock(Context::get().mutex());
   ++cell->handles;
   cell->handle_list.push_back(this);
 }
@@ -18,6 +21,7 @@ Handle::Handle(std::shared_ptr<Cell> c) : cell(std::move(c)) {
 Handle::~Handle() { reset(nullptr); }
 
 void Handle::reset(std::shared_ptr<Cell> c) {
+  std::lock_guard<std::recursive_mutex> lock(Context::get().mutex());
   if (c) {
     ++c->handles;
     c->handle_list.push_back(this);

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "dtr/core/graph.h"
@@ -41,6 +42,7 @@ struct Cell : std::enable_shared_from_this<Cell> {
   at::Tensor external;
   bool external_grad_leaf = false;  ///< that tensor is a leaf needing grad
   bool program_input = false;       ///< made by checkpoint() itself
+  std::thread::id owner;  ///< the thread that computed it (Note [Lineage cut])
   ~Cell();
 };
 
@@ -69,6 +71,7 @@ struct Remat {
   };
   std::vector<PlainInput> plain_inputs;
   OpId op_id = kNoId;
+  std::thread::id owner;  ///< the thread that ran the op
   explicit Remat(c10::OperatorHandle h) : op(std::move(h)) {}
   ~Remat();
 };

@@ -12,7 +12,8 @@
 /// plain tensors and records how to recompute the outputs. Parameters and
 /// their gradients stay plain tensors: memory outside DTR's control unless
 /// the budget's scope is BudgetScope::kProcess.
-/// Not thread-safe across concurrent training loops (one global runtime).
+/// One runtime for the process: threads may train concurrently (calls are
+/// serialized); their values share one pool and one budget.
 #include <ATen/ATen.h>
 
 #include "dtr/core/error.h"
@@ -49,28 +50,34 @@ enum class BudgetScope {
   kProcess,
 };
 
-/// Sets the budget in bytes; returns the previous one. kUnlimited disables
-/// eviction. Process-wide: one budget for all threads.
+/// Sets the budget in bytes (the innermost Budget block of this thread's,
+/// if any; else the process's base budget); returns the previous one.
+/// kUnlimited (or more) disables eviction; negative throws dtr::Error.
 std::int64_t set_budget(std::int64_t bytes,
                         BudgetScope scope = BudgetScope::kCheckpointed);
+/// The budget in force now.
 std::int64_t budget();
 BudgetScope budget_scope();
 inline constexpr std::int64_t kUnlimited = std::int64_t{1} << 60;
 
-/// Scoped budget: sets it, restores the previous one on destruction.
+/// A budget block: `bytes` for as long as it lives. Blocks on several
+/// threads may overlap and end in any order; while any is active the
+/// budget is the sum over threads of each thread's innermost block (one
+/// pool, shared: Note [Concurrent budgets]), and afterwards the base.
+std::uint64_t push_budget(std::int64_t bytes,
+                          BudgetScope scope = BudgetScope::kCheckpointed);
+void pop_budget(std::uint64_t token);
 class Budget {
  public:
   explicit Budget(std::int64_t bytes,
                   BudgetScope scope = BudgetScope::kCheckpointed)
-      : previous_scope_(budget_scope()),
-        previous_(set_budget(bytes, scope)) {}
-  ~Budget() { set_budget(previous_, previous_scope_); }
+      : token_(push_budget(bytes, scope)) {}
+  ~Budget() { pop_budget(token_); }
   Budget(const Budget&) = delete;
   Budget& operator=(const Budget&) = delete;
 
  private:
-  BudgetScope previous_scope_;
-  std::int64_t previous_;
+  std::uint64_t token_;
 };
 
 /// Cost model for eviction scores: measured op time (monotonic clock) or a

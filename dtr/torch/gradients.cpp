@@ -119,9 +119,11 @@ at::Tensor Context::parameter_gradient(const at::Tensor& grad) {
   return take_plain(grad);
 }
 
-void Context::on_cut_callback_dropped(std::uint64_t generation) {
+void Context::on_cut_callback_dropped(std::thread::id thread,
+                                      std::uint64_t generation) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  if (generation == cut_generation_) cut_queued_ = false;
+  BackwardState& b = backward_[thread];
+  if (generation == b.generation) b.cut_queued = false;
 }
 
 // Note [Nested backward passes]
@@ -129,46 +131,52 @@ void Context::on_cut_callback_dropped(std::uint64_t generation) {
 // node of the outer one; its end is not an iteration boundary (the outer
 // pass still needs its saved values), so the cut is deferred to the end
 // of the outermost pass the program started. The Python package marks the
-// nested region (python/dtr/_modules.py).
+// nested region (python/dtr/_modules.py). Every thread has its own passes.
 void Context::enter_nested_backward() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  ++nested_backward_;
+  ++backward_[std::this_thread::get_id()].nested;
 }
 
 void Context::exit_nested_backward() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  if (--nested_backward_ == 0 && cut_deferred_) {
-    cut_deferred_ = false;
+  BackwardState& b = backward_[std::this_thread::get_id()];
+  if (--b.nested == 0 && b.cut_deferred) {
+    b.cut_deferred = false;
     queue_cut();  // we are inside the outer pass: cut at its end
   }
 }
 
 void Context::queue_cut() {
-  if (cut_queued_) return;
+  const std::thread::id thread = std::this_thread::get_id();
+  BackwardState& b = backward_[thread];
+  if (b.cut_queued) return;
   // The engine drops a failed backward's callbacks unrun: the token's
   // destructor then re-arms the queueing, or no cut would ever come.
   struct Token {  // built in place: a temporary's destructor would re-arm
-    explicit Token(std::uint64_t g) : generation(g) {}
+    Token(std::thread::id t, std::uint64_t g) : thread(t), generation(g) {}
     Token(const Token&) = delete;
     Token& operator=(const Token&) = delete;
-    ~Token() { Context::get().on_cut_callback_dropped(generation); }
+    ~Token() { Context::get().on_cut_callback_dropped(thread, generation); }
+    std::thread::id thread;
     std::uint64_t generation;
   };
-  cut_queued_ = true;
-  auto token = std::make_shared<Token>(++cut_generation_);
+  b.cut_queued = true;
+  auto token = std::make_shared<Token>(thread, ++b.generation);
+  // The callback runs at the end of this thread's current backward pass.
   torch::autograd::Engine::get_default_engine().queue_callback(
-      [token] { Context::get().on_backward_end(); });
+      [token] { Context::get().on_backward_end(token->thread); });
 }
 
-void Context::on_backward_end() {
+void Context::on_backward_end(std::thread::id thread) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  cut_queued_ = false;
-  if (nested_backward_ > 0) {
-    cut_deferred_ = true;
+  BackwardState& b = backward_[thread];
+  b.cut_queued = false;
+  if (b.nested > 0) {
+    b.cut_deferred = true;
     return;
   }
   walked_.clear();  // a new graph comes next
-  explained([&] { cut_lineage(); });
+  explained([&] { cut_lineage(thread); });
 }
 
 at::Tensor Context::take_plain(const at::Tensor& t) {

@@ -188,9 +188,8 @@ void Context::copy_storage_on_write(TensorId member) {
   const Graph& g = runtime_.graph();
   std::vector<std::shared_ptr<Cell>> views;
   for (TensorId t : g.storage(g.tensor(member).storage).tensors) {
-    if (t < cells_.size() && cells_[t] != nullptr && cells_[t]->handles > 0) {
-      views.push_back(cells_[t]->shared_from_this());
-    }
+    auto c = live_cell(t);
+    if (c && c->handles > 0) views.push_back(std::move(c));
   }
   CoreScope scope(*this);
   std::vector<TensorId> ids;
@@ -244,9 +243,7 @@ void Context::hold_written(const std::vector<c10::IValue>& args,
   for (TensorId member_of : plan.shared_storages) {
     std::vector<std::shared_ptr<Cell>> members;
     for (TensorId m : g.storage(g.tensor(member_of).storage).tensors) {
-      if (m < cells_.size() && cells_[m] != nullptr) {
-        members.push_back(cells_[m]->shared_from_this());
-      }
+      if (auto c = live_cell(m)) members.push_back(std::move(c));
     }
     for (auto& c : members) hold(c);
   }
@@ -272,15 +269,31 @@ void Context::hold_written(const std::vector<c10::IValue>& args,
 // nothing is ever replayed against new contents. Values only lineage kept
 // alive die with it. In training this happens once per optimizer step, at
 // the end of backward (gradients.cpp): an iteration boundary.
-void Context::cut_lineage() {
+// Threads training their own models concurrently cut their own values
+// only (`owner`): a value of this thread that another thread's lineage
+// still reads is held too, so that lineage stays replayable. Lineage that
+// reads a parameter another thread updates is not cut; the version check
+// refuses its replay (Note [Stale plain inputs]).
+void Context::cut_lineage(std::optional<std::thread::id> owner) {
   CoreScope scope(*this);
   ++lineage_cuts_;
+  auto mine = [&](const auto& x) { return !owner || x.owner == *owner; };
+  std::unordered_set<const Cell*> read_elsewhere;
+  if (owner) {
+    for (const auto& [op, r] : remats_) {
+      if (mine(*r)) continue;
+      for (const auto& in : r->inputs) {
+        if (mine(*in)) read_elsewhere.insert(in.get());
+      }
+    }
+  }
   std::vector<std::shared_ptr<Cell>> live;
-  for (Cell* c : cells_) {
-    if (c != nullptr) live.push_back(c->shared_from_this());
+  for (TensorId id = 0; id < cells_.size(); ++id) {
+    auto c = live_cell(id);
+    if (c && mine(*c)) live.push_back(std::move(c));
   }
   for (auto& c : live) {
-    if (c->handles > 0 && !c->held) {
+    if ((c->handles > 0 || read_elsewhere.count(c.get())) && !c->held) {
       runtime_.begin_call({&c->id, 1});
       c->held = true;
       if (debug_) {

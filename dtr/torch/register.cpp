@@ -95,6 +95,13 @@ int64_t op_set_budget(int64_t bytes, std::string scope) {
   TORCH_CHECK(bytes >= 0, "[dtr] set_budget: negative budget ", bytes);
   return set_budget(bytes, parse_scope(scope));
 }
+int64_t op_push_budget(int64_t bytes, std::string scope) {
+  TORCH_CHECK(bytes >= 0, "[dtr] budget: negative budget ", bytes);
+  return static_cast<int64_t>(push_budget(bytes, parse_scope(scope)));
+}
+void op_pop_budget(int64_t token) {
+  pop_budget(static_cast<std::uint64_t>(token));
+}
 std::string op_budget_scope() {
   return budget_scope() == BudgetScope::kProcess ? "process" : "checkpointed";
 }
@@ -178,6 +185,9 @@ TORCH_LIBRARY(dtr, m) {
   m.def("is_checkpoint(Tensor self) -> bool", &dtr::pt::op_is_checkpoint);
   m.def("set_budget(int bytes, str scope=\"checkpointed\") -> int",
         &dtr::pt::op_set_budget);
+  m.def("push_budget(int bytes, str scope=\"checkpointed\") -> int",
+        &dtr::pt::op_push_budget);
+  m.def("pop_budget(int token) -> ()", &dtr::pt::op_pop_budget);
   m.def("budget_scope() -> str", &dtr::pt::op_budget_scope);
   m.def("budget() -> int", &dtr::pt::op_budget);
   m.def("reset_peak() -> ()", &dtr::pt::op_reset_peak);

@@ -40,6 +40,7 @@ void Context::build_remat(const c10::OperatorHandle& op,
                           const std::vector<TensorId>& out_ids,
                           const std::vector<std::shared_ptr<Cell>>& out_cells) {
   auto remat = std::make_shared<Remat>(op);
+  remat->owner = std::this_thread::get_id();
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (plan.is_stripped(i)) {
       remat->args.emplace_back();  // None

@@ -10,8 +10,10 @@
 A budget bounds the storage of checkpointed values by default; with
 ``scope="process"`` it bounds every byte of CPU tensor memory in the process
 (parameters, gradients and optimizer state included). One budget for the
-whole process: ``budget()`` blocks on different threads nest like any
-other process-wide setting and are not independent.
+whole process: ``budget()`` blocks on different threads may overlap and end
+in any order; while any is active the budget is the sum over threads of each
+thread's innermost block (their values share one pool), and afterwards what
+``set_budget()`` set (unlimited by default).
 
 Loads the same libdtr_torch.so the C++ API uses into Debian's python3-torch
 (found through $DTR_TORCH_LIBRARY or next to the build directories).
@@ -69,10 +71,22 @@ def checkpoint(obj):
     return _modules.wrap(obj)
 
 
+def _bytes(nbytes):
+    """A budget in bytes: an int >= 0; anything from UNLIMITED up (or
+    float('inf')) means unlimited."""
+    if isinstance(nbytes, float) and nbytes == float("inf"):
+        return UNLIMITED
+    n = int(nbytes)
+    if n < 0:
+        raise ValueError(f"dtr: negative budget {nbytes}")
+    return min(n, UNLIMITED)
+
+
 def set_budget(nbytes, scope="checkpointed"):
     """Sets the budget in bytes ("checkpointed" values, or the whole
-    "process"); returns the previous one."""
-    return _ops.set_budget(int(nbytes), scope)
+    "process"): the innermost ``budget()`` block's of this thread if any,
+    else the base budget. Returns the previous one."""
+    return _ops.set_budget(_bytes(nbytes), scope)
 
 
 def budget_scope():
@@ -81,12 +95,12 @@ def budget_scope():
 
 @contextlib.contextmanager
 def budget(nbytes, scope="checkpointed"):
-    previous_scope = budget_scope()
-    previous = set_budget(nbytes, scope)
+    """A budget for the block (see the module's docstring for threads)."""
+    token = _ops.push_budget(_bytes(nbytes), scope)
     try:
         yield
     finally:
-        set_budget(previous, previous_scope)
+        _ops.pop_budget(token)
 
 
 @contextlib.contextmanager
