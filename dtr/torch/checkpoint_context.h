@@ -140,6 +140,9 @@ class Context final : public Executor {
   void call_unsafe_split(const c10::OperatorHandle& op,
                          torch::jit::Stack* stack,
                          std::vector<c10::IValue>& args);
+  void call_rrelu_with_noise(const c10::OperatorHandle& op,
+                             torch::jit::Stack* stack,
+                             std::vector<c10::IValue>& args);
   void call_plain(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                   std::vector<c10::IValue> args);
   Slots collect_slots(const std::vector<c10::IValue>& args,

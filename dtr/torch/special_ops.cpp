@@ -78,6 +78,12 @@ bool Context::route_special(const c10::OperatorHandle& op,
       return true;
     }
   }
+  if ((schema.name() == "aten::rrelu_with_noise" ||
+       schema.name() == "aten::rrelu_with_noise_") &&
+      as_checkpoint(args[1].toTensor()) != nullptr) {
+    call_rrelu_with_noise(op, stack, args);
+    return true;
+  }
   if (schema.name() == "aten::_to_copy") {
     auto device = schema.argumentIndexWithName("device");
     if (device && !args[*device].isNone()) {
@@ -153,6 +159,44 @@ void Context::call_unsafe_split(const c10::OperatorHandle& op,
   }
   parts = c10::List<at::Tensor>();
   stack->push_back(std::move(out));
+}
+
+// Note [rrelu's noise]
+// aten::rrelu_with_noise fills `noise` (each element's factor, which its
+// backward reads) although the 1.13 schema does not mark it written. The
+// kernel would record noise as what made it (empty_like), and a replay
+// after eviction would hand backward uninitialized memory: silently wrong
+// gradients. It runs as dtr::rrelu_with_noise_functional instead, which
+// returns the filled noise as a second value (recorded with the
+// generator's state: a replay draws the same numbers), and noise's wrapper
+// moves to it, as after any in-place write. The in-place form then copies
+// the result into self (the same bits: it is what the op would write).
+void Context::call_rrelu_with_noise(const c10::OperatorHandle& op,
+                                    torch::jit::Stack* stack,
+                                    std::vector<c10::IValue>& args) {
+  static const c10::OperatorHandle functional =
+      c10::Dispatcher::singleton().findSchemaOrThrow(
+          "dtr::rrelu_with_noise_functional", "");
+  for (const auto& a : args) stack->push_back(a);
+  call(functional, stack);
+  at::Tensor filled = stack->back().toTensor();
+  stack->pop_back();
+  at::Tensor result = stack->back().toTensor();
+  stack->pop_back();
+  auto* noise = as_checkpoint(args[1].toTensor());
+  const std::shared_ptr<Cell> cell = as_checkpoint(filled)->handle()->cell;
+  noise->handle()->reset(cell);
+  if (cell->value.defined()) noise->refresh_metadata(cell->value);
+  if (op.schema().name() == "aten::rrelu_with_noise_") {
+    static const c10::OperatorHandle copy =
+        c10::Dispatcher::singleton().findSchemaOrThrow("aten::copy_", "");
+    stack->push_back(args[0]);
+    stack->push_back(result);
+    stack->push_back(false);
+    call(copy, stack);
+    return;
+  }
+  stack->push_back(std::move(result));
 }
 
 // Runs `op` on the plain values of its arguments without recording it.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <string>
 
 #include "dtr/core/error.h"
@@ -239,3 +240,40 @@ TEST_F(OrdinaryProgramsTest, AProcessBudgetBoundsPlainAllocationsToo) {
 }
 
 }  // namespace
+
+// Note [rrelu's noise]: the noise rrelu fills (unmarked in its schema) is
+// recomputed with the same draws, not from the empty tensor it started as.
+TEST_F(OrdinaryProgramsTest, RreluNoiseSurvivesEviction) {
+  for (bool in_place : {false, true}) {
+    auto run = [&](bool use_dtr, std::int64_t budget) {
+      torch::manual_seed(4);
+      pt::Budget guard(budget);
+      std::vector<torch::Tensor> ws;
+      for (int i = 0; i < 6; ++i) {
+        ws.push_back((torch::randn({64, 64}) * 0.1).requires_grad_());
+      }
+      auto x = torch::randn({64, 64});
+      auto h = use_dtr ? pt::checkpoint(x) : x;
+      for (auto& w : ws) {
+        h = torch::mm(h, w);
+        h = in_place ? torch::rrelu_(h, 0.1, 0.3, true)
+                     : torch::rrelu(h, 0.1, 0.3, true);
+      }
+      (h * h).sum().backward();
+      std::vector<torch::Tensor> grads;
+      for (auto& w : ws) grads.push_back(w.grad());
+      return grads;
+    };
+    auto expect = run(false, pt::kUnlimited);
+    pt::reset_peak();
+    run(true, pt::kUnlimited);
+    const std::int64_t peak = pt::stats().dtr_peak_bytes;
+    const std::uint64_t evictions = pt::stats().evictions;
+    auto got = run(true, peak / 2);
+    EXPECT_GT(pt::stats().evictions, evictions);
+    for (std::size_t i = 0; i < expect.size(); ++i) {
+      EXPECT_TRUE(torch::equal(expect[i], got[i]))
+          << "in_place " << in_place << " layer " << i;
+    }
+  }
+}
