@@ -2,7 +2,6 @@
 // writes the fidelity and speed tables published in docs/.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -10,6 +9,7 @@
 #include "dtr/cli/commands.h"
 #include "dtr/core/error.h"
 #include "dtr/sim/fidelity.h"
+#include "dtr/sim/output_file.h"
 #include "dtr/sim/parallel.h"
 
 namespace dtr::cli {
@@ -194,13 +194,8 @@ void run(const FidelityOptions& o) {
   auto cells = sim::run_fidelity(rows, o.traces, o.tolerance, threads);
   std::string fid = fidelity_markdown(cells, o);
   std::string speed = speed_markdown(cells, o, threads);
-  auto write = [](const std::string& path, const std::string& text) {
-    std::ofstream f(path);
-    if (!f) throw InvalidArgument("[fidelity] cannot write " + path);
-    f << text;
-  };
-  if (!o.markdown.empty()) write(o.markdown, fid);
-  if (!o.speed_markdown.empty()) write(o.speed_markdown, speed);
+  if (!o.markdown.empty()) sim::write_output(o.markdown, fid);
+  if (!o.speed_markdown.empty()) sim::write_output(o.speed_markdown, speed);
   std::size_t agree = 0;
   for (const auto& c : cells) agree += c.agrees;
   std::printf("%zu of %zu cells agree (%.1f%%)\n", agree, cells.size(),

@@ -4,6 +4,7 @@
 #include "dtr/cli/commands.h"
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/sim/output_file.h"
 
 #ifdef DTR_HAVE_TORCH
 #include "dtr/cli/train_command.h"
@@ -76,6 +77,8 @@ int main(int argc, char** argv) {
       }
     }
     app.parse(argc, argv);
+    // A result on stdout that never arrived is an error, like a file.
+    dtr::sim::flush_stdout();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -6,6 +6,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/sim/output_file.h"
 #include "dtr/sim/parallel.h"
 #include "dtr/sim/plot.h"
 #include "dtr/sim/program_source.h"
@@ -66,13 +67,17 @@ SweepOutput run_sweep(
 
   if (request.out_dir.empty()) return out;
   namespace fs = std::filesystem;
-  fs::create_directories(request.out_dir);
+  std::error_code ec;
+  fs::create_directories(request.out_dir, ec);
+  if (ec) {
+    throw Error("[sweep] cannot create " + request.out_dir + ": " +
+                ec.message());
+  }
   fs::path csv = fs::path(request.out_dir) / "results.csv";
   std::ofstream f(csv);
-  if (!f) throw InvalidArgument("[sweep] cannot write " + csv.string());
   f << result_csv_header() << '\n';
   for (const auto& c : out.cells) f << result_to_csv_row(c.trace, c.result) << '\n';
-  f.close();
+  close_output(f, csv.string());
   out.files.push_back(csv.string());
   if (!request.plots) return out;
   for (const auto& p : programs) {

@@ -28,10 +28,12 @@ struct SweepCell {
 struct SweepOutput {
   std::vector<SweepCell> cells;         ///< in grid order
   std::vector<std::string> files;       ///< what was written
-  std::vector<std::string> warnings;    ///< e.g. a plot that failed
+  std::vector<std::string> warnings;    ///< e.g. gnuplot is not installed
 };
 
-/// `progress` (optional) is called under a lock after each cell.
+/// `progress` (optional) is called under a lock after each cell. Throws
+/// dtr::Error if results.csv or a plot cannot be written; a missing gnuplot
+/// is only a warning.
 SweepOutput run_sweep(
     const SweepRequest& request,
     const std::function<void(const SweepCell&, std::size_t done,
