@@ -13,7 +13,8 @@ void add_sweep_command(CLI::App& app);
 void add_fidelity_command(CLI::App& app);
 void add_gen_command(CLI::App& app);
 
-/// "1.0,0.9,0.5" -> {1.0, 0.9, 0.5}; throws dtr::InvalidArgument.
+/// "1.0,0.9,0.5" -> {1.0, 0.9, 0.5}; throws dtr::InvalidArgument naming
+/// --ratios for an item that is not a positive finite number.
 std::vector<double> parse_ratio_list(const std::string& text);
 /// "all" or "dtr,lru" -> heuristic names; throws dtr::InvalidArgument.
 std::vector<std::string> parse_heuristic_list(const std::string& text);

@@ -1,4 +1,5 @@
 // dtr: Dynamic Tensor Rematerialization tools. See README.md.
+#include <cmath>
 #include <iostream>
 
 #include "dtr/cli/commands.h"
@@ -22,11 +23,13 @@ std::vector<double> parse_ratio_list(const std::string& text) {
     try {
       std::size_t used = 0;
       double v = std::stod(item, &used);
-      if (used != item.size() || !(v > 0)) throw std::invalid_argument(item);
+      if (used != item.size() || !(v > 0) || !std::isfinite(v)) {
+        throw std::invalid_argument(item);
+      }
       out.push_back(v);
     } catch (const std::exception&) {
       throw InvalidArgument("[--ratios] '" + item +
-                            "' is not a positive number");
+                            "' is not a positive finite number");
     }
     start = end + 1;
   }

@@ -1,5 +1,6 @@
 #include "dtr/sim/sweep.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -22,8 +23,13 @@ SweepOutput run_sweep(
   DTR_CHECK(!request.heuristics.empty(), "[sweep] no heuristics");
   for (const auto& h : request.heuristics) make_heuristic(h);  // validates
   for (double r : request.ratios) {
-    DTR_CHECK(r > 0, "[sweep] budget ratios must be positive, got ", r);
+    DTR_CHECK(r > 0 && std::isfinite(r),
+              "[sweep] budget ratios must be positive finite numbers, got ", r);
   }
+  DTR_CHECK(request.thrash_limit >= 1.0,
+            "[sweep] thrash limit must be >= 1, got ", request.thrash_limit);
+  DTR_CHECK(request.threads >= 1, "[sweep] threads must be >= 1, got ",
+            request.threads);
   std::vector<std::string> specs = expand_program_specs(request.specs);
 
   // Parse (or build) every program and its baseline once, in parallel.
@@ -33,6 +39,16 @@ SweepOutput run_sweep(
     programs[i] = load_program(specs[i]);
     baselines[i] = compute_baseline(programs[i].program);
   });
+  // Every budget must exist before hours of simulation start.
+  for (std::size_t p = 0; p < programs.size(); ++p) {
+    for (double r : request.ratios) {
+      try {
+        budget_for_ratio(r, baselines[p].peak_bytes);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument("[sweep] " + programs[p].name + ": " + e.what());
+      }
+    }
+  }
 
   struct Task {
     std::size_t program;

@@ -546,5 +546,120 @@ TEST_F(CliTest, TrainToAFullStdoutIsAnError) {
   expect_write_error(r, "standard output");
 }
 
+// ---------------------------------------------------------------------------
+// Options that accept nonsense are rejected, naming the option.
+
+// The one-line error of an option out of range: exit 1, names the option
+// and quotes the value.
+void expect_option_error(const RunResult& r, const std::string& option,
+                         const std::string& value) {
+  EXPECT_TRUE(is_one_line_error(r, {option, "'" + value + "'"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
+TEST_F(CliTest, SimRejectsNonsenseNumbers) {
+  expect_option_error(dtr("sim model:chain --budget-ratio nan"),
+                      "--budget-ratio", "nan");
+  expect_option_error(dtr("sim model:chain --budget-ratio inf"),
+                      "--budget-ratio", "inf");
+  expect_option_error(dtr("sim model:chain --budget-ratio 0"),
+                      "--budget-ratio", "0");
+  expect_option_error(dtr("sim model:chain --budget-ratio 1e400"),
+                      "--budget-ratio", "1e400");
+  expect_option_error(dtr("sim model:chain --budget-bytes -5"),
+                      "--budget-bytes", "-5");
+  expect_option_error(dtr("sim model:chain --budget-bytes 1.5"),
+                      "--budget-bytes", "1.5");
+  expect_option_error(dtr("sim model:chain --budget-ratio 0.5 --seed -1"),
+                      "--seed", "-1");
+  RunResult r = dtr("sim model:chain --budget-ratio 0.5 --thrash-limit nan");
+  expect_dtr_error(r, {"thrash limit", "nan"});
+}
+
+TEST_F(CliTest, SimRejectsABudgetThatDoesNotFitIn64Bits) {
+  expect_option_error(
+      dtr("sim model:chain --budget-bytes 9223372036854775808"),
+      "--budget-bytes", "9223372036854775808");
+  expect_option_error(
+      dtr("sim model:chain --budget-bytes 99999999999999999999999"),
+      "--budget-bytes", "99999999999999999999999");
+  // The largest budget is accepted as it is, not clamped.
+  RunResult r = dtr("sim model:chain --budget-bytes 9223372036854775807 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["budget_bytes"].get<std::int64_t>(),
+            std::numeric_limits<std::int64_t>::max());
+  // Decimal, not octal.
+  r = dtr("sim model:chain --budget-bytes 010 --json");
+  EXPECT_EQ(json::parse(r.out)["budget_bytes"].get<std::int64_t>(), 10);
+}
+
+TEST_F(CliTest, SimRejectsARatioWhoseBudgetOverflows) {
+  for (const char* ratio : {"1e20", "1e308"}) {
+    RunResult r = dtr(std::string("sim model:chain --budget-ratio ") + ratio);
+    std::string shown = std::string(ratio) == "1e20" ? "1e+20" : "1e+308";
+    expect_dtr_error(r, {"budget ratio " + shown, "exceeds the largest budget"});
+  }
+  // A large ratio whose budget fits is a budget like any other.
+  RunResult r = dtr("sim model:chain --budget-ratio 1000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["status"], "ok");
+}
+
+TEST_F(CliTest, SweepRejectsNonsenseNumbers) {
+  std::string out = " --out " + quote(path("out").string());
+  expect_option_error(dtr("sweep model:chain --threads 0" + out), "--threads",
+                      "0");
+  expect_option_error(dtr("sweep model:chain --threads -2" + out),
+                      "--threads", "-2");
+  expect_option_error(dtr("sweep model:chain --threads 100000" + out),
+                      "--threads", "100000");
+  expect_dtr_error(dtr("sweep model:chain --ratios 0.5,inf" + out),
+                   {"--ratios", "'inf'"});
+  expect_dtr_error(dtr("sweep model:chain --ratios nan" + out),
+                   {"--ratios", "'nan'"});
+  expect_dtr_error(dtr("sweep model:chain --thrash-limit 0.5" + out),
+                   {"thrash limit", "0.5"});
+  EXPECT_FALSE(fs::exists(path("out") / "results.csv"));
+}
+
+TEST_F(CliTest, SweepRejectsARatioWhoseBudgetOverflows) {
+  RunResult r = dtr("sweep model:chain --ratios 0.5,1e300 --quiet --out " +
+                    quote(path("out").string()));
+  expect_dtr_error(r, {"[sweep] chain", "budget ratio 1e+300"});
+  EXPECT_FALSE(fs::exists(path("out") / "results.csv"));
+}
+
+TEST_F(CliTest, FidelityRejectsNonsenseNumbers) {
+  expect_option_error(dtr("fidelity --threads 0"), "--threads", "0");
+  expect_option_error(dtr("fidelity --threads -1"), "--threads", "-1");
+  expect_option_error(dtr("fidelity --tolerance nan"), "--tolerance", "nan");
+  expect_option_error(dtr("fidelity --tolerance -0.1"), "--tolerance", "-0.1");
+}
+
+// ---------------------------------------------------------------------------
+// dtr train (built with LibTorch): options are checked before any training.
+
+TEST_F(CliTest, TrainRejectsNonsenseNumbers) {
+  if (!train_available()) {
+    GTEST_SKIP() << "dtr was built without LibTorch";
+  }
+  const std::string m = "train --model mlp --steps 1 ";
+  expect_option_error(dtr(m + "--budget-ratio -1"), "--budget-ratio", "-1");
+  expect_option_error(dtr(m + "--budget-ratio 0"), "--budget-ratio", "0");
+  expect_option_error(dtr(m + "--budget-ratio 1.5"), "--budget-ratio", "1.5");
+  expect_option_error(dtr(m + "--budget-ratio nan"), "--budget-ratio", "nan");
+  expect_option_error(dtr(m + "--budget-ratio 1e20"), "--budget-ratio",
+                      "1e20");
+  expect_option_error(dtr(m + "--budget-bytes -5"), "--budget-bytes", "-5");
+  expect_option_error(dtr(m + "--budget-bytes 9223372036854775808"),
+                      "--budget-bytes", "9223372036854775808");
+  expect_option_error(dtr(m + "--batch -3"), "--batch", "-3");
+  expect_option_error(dtr(m + "--batch 0"), "--batch", "0");
+  expect_option_error(dtr("train --model mlp --steps 0"), "--steps", "0");
+  expect_option_error(dtr("train --model mlp --steps -1"), "--steps", "-1");
+  expect_option_error(dtr(m + "--lr nan"), "--lr", "nan");
+  expect_option_error(dtr(m + "--lr -0.1"), "--lr", "-0.1");
+}
+
 }  // namespace
 }  // namespace dtr::cli
