@@ -6,7 +6,22 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dtr/core/error.h"
+
 namespace dtr::cli {
+
+/// Exit codes of `dtr`: 0 success; 1 bad input, or a result that could not
+/// be written; 2 the work ran but did not succeed (`dtr sim`: the simulated
+/// run ended `oom` or `thrash`; its result is still printed).
+inline constexpr int kExitError = 1;
+inline constexpr int kExitRunFailed = 2;
+
+/// Thrown by a command after it printed a result that is a failure (see
+/// kExitRunFailed); main() prints the message and exits with 2.
+class RunFailed : public Error {
+ public:
+  using Error::Error;
+};
 
 void add_sim_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);

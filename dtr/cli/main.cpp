@@ -89,10 +89,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line, like every other error; --help has the details.
     std::cerr << "dtr: error: " << e.what() << " (see dtr --help)\n";
-    return 1;
+    return dtr::cli::kExitError;
+  } catch (const dtr::cli::RunFailed& e) {
+    // The result was printed; it must also have arrived.
+    try {
+      dtr::sim::flush_stdout();
+    } catch (const std::exception& lost) {
+      std::cerr << "dtr: error: " << lost.what() << "\n";
+      return dtr::cli::kExitError;
+    }
+    std::cerr << "dtr: error: " << e.what() << "\n";
+    return dtr::cli::kExitRunFailed;
   } catch (const std::exception& e) {
     std::cerr << "dtr: error: " << e.what() << "\n";
-    return 1;
+    return dtr::cli::kExitError;
   }
   return 0;
 }

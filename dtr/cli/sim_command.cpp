@@ -69,6 +69,14 @@ void run_sim(const SimOptions& o) {
   } else {
     print_result(p, baseline, r);
   }
+  // Note [sim exit status]: a run that did not fit the budget (oom) or gave
+  // up (thrash) is a result, printed above, and also a failure: exit 2, so
+  // a script can tell it from success (0) and from bad input (1).
+  if (r.status != sim::SimStatus::kOk) {
+    throw RunFailed("[sim] status " + std::string(sim::to_string(r.status)) +
+                    " at budget " + std::to_string(r.budget_bytes) +
+                    " bytes: " + r.message);
+  }
 }
 }  // namespace
 
@@ -76,6 +84,10 @@ void add_sim_command(CLI::App& app) {
   auto o = std::make_shared<SimOptions>();
   CLI::App* sub = app.add_subcommand(
       "sim", "Replay one trace (or model:NAME) under a memory budget");
+  sub->footer(
+      "exit status: 0 the run trained (status ok); 2 it did not (status oom "
+      "or thrash; the result is still printed); 1 bad input, or output that "
+      "could not be written");
   sub->add_option("trace", o->trace,
                   "trace file, or model:NAME[?batch=..&depth=..&seed=..]")
       ->required();

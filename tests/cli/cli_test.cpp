@@ -637,6 +637,46 @@ TEST_F(CliTest, FidelityRejectsNonsenseNumbers) {
 }
 
 // ---------------------------------------------------------------------------
+// dtr sim exit status (README "Using the command line"): 0 the run trained,
+// 2 it ran out of memory or thrashed (the result is still printed), 1 error.
+
+TEST_F(CliTest, SimOfAnInfeasibleBudgetPrintsTheResultAndExitsTwo) {
+  for (const char* bytes : {"0", "1"}) {
+    RunResult r = dtr(std::string("sim model:chain --json --budget-bytes ") +
+                      bytes);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["status"], "oom");
+    EXPECT_EQ(j["budget_bytes"].get<std::int64_t>(), std::stoll(bytes));
+    EXPECT_TRUE(j.contains("message")) << r.out;
+    EXPECT_EQ(r.err.rfind("dtr: error: [sim] status oom at budget ", 0), 0u)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  RunResult text = dtr("sim model:chain --budget-bytes 0");
+  EXPECT_EQ(text.exit_code, 2) << text.err;
+  EXPECT_NE(text.out.find("status oom"), std::string::npos) << text.out;
+}
+
+TEST_F(CliTest, SimThatThrashesExitsTwo) {
+  // --thrash-limit 1: the first rematerialization gives up.
+  RunResult r = dtr("sim model:chain --budget-ratio 0.3 --thrash-limit 1 --json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["status"], "thrash");
+  EXPECT_NE(r.err.find("status thrash"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, SimOfAnInfeasibleBudgetToAFullStdoutIsAWriteError) {
+  if (!have_dev_full()) GTEST_SKIP() << "no /dev/full";
+  // The result could not be written: that is the error that counts.
+  expect_write_error(dtr("sim model:chain --budget-bytes 0", "/dev/full"),
+                     "standard output");
+}
+
+// ---------------------------------------------------------------------------
 // dtr train (built with LibTorch): options are checked before any training.
 
 TEST_F(CliTest, TrainRejectsNonsenseNumbers) {
