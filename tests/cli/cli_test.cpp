@@ -677,6 +677,58 @@ TEST_F(CliTest, SimOfAnInfeasibleBudgetToAFullStdoutIsAWriteError) {
 }
 
 // ---------------------------------------------------------------------------
+// Determinism: a sweep's results do not depend on the number of threads.
+
+// results.csv without sim_wall_ns (the only wall-clock column).
+std::string deterministic_columns(const std::string& csv) {
+  std::vector<std::string> lines = split_lines(csv);
+  if (lines.empty()) return "";
+  std::vector<std::string> header = split_csv(lines[0]);
+  auto it = std::find(header.begin(), header.end(), "sim_wall_ns");
+  EXPECT_NE(it, header.end()) << lines[0];
+  std::size_t skip = static_cast<std::size_t>(it - header.begin());
+  std::string out;
+  for (const auto& line : lines) {
+    std::vector<std::string> row = split_csv(line);
+    EXPECT_EQ(row.size(), header.size()) << line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i != skip) out += row[i] + (i + 1 < row.size() ? "," : "");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+TEST_F(CliTest, SweepResultsDoNotDependOnTheNumberOfThreads) {
+  // Small built-in models; `random` is seeded, treelstm's shape too.
+  std::string args =
+      "sweep model:chain 'model:treelstm?depth=4&seed=3' model:lstm "
+      "--heuristics all --ratios 1.0,0.8,0.6,0.5,0.4,0.3,0.2,0.1 --quiet";
+  std::vector<std::string> csv, summary, dat;
+  for (int threads : {1, 2, 3}) {
+    std::string out = "out" + std::to_string(threads);
+    RunResult r = dtr(args + " --threads " + std::to_string(threads) +
+                      " --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    csv.push_back(slurp(path(out) / "results.csv"));
+    summary.push_back(r.out.substr(0, r.out.find("wrote:")));
+    std::string data;
+    for (const char* stem : {"chain", "treelstm_depth_4_seed_3", "lstm"}) {
+      fs::path file = path(out) / (std::string(stem) + ".dat");
+      EXPECT_TRUE(fs::exists(file)) << file;
+      data += slurp(file);
+    }
+    dat.push_back(data);
+  }
+  ASSERT_GT(split_lines(csv[0]).size(), 100u) << csv[0];
+  for (std::size_t i = 1; i < csv.size(); ++i) {
+    EXPECT_EQ(deterministic_columns(csv[i]), deterministic_columns(csv[0]));
+    EXPECT_EQ(summary[i], summary[0]);
+    EXPECT_EQ(dat[i], dat[0]);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // dtr train (built with LibTorch): options are checked before any training.
 
 TEST_F(CliTest, TrainRejectsNonsenseNumbers) {
