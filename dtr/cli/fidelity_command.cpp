@@ -2,14 +2,17 @@
 // writes the fidelity and speed tables published in docs/.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "dtr/cli/commands.h"
+#include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
 #include "dtr/sim/fidelity.h"
+#include "dtr/sim/output_file.h"
 #include "dtr/sim/parallel.h"
 
 namespace dtr::cli {
@@ -19,7 +22,7 @@ struct FidelityOptions {
   std::string reference = "../shared/reference/simrd-sweep.csv";
   std::string traces = "../shared/traces";
   double tolerance = 0.02;
-  int threads = 0;
+  std::optional<int> threads;  ///< unset: every core
   std::string markdown;
   std::string speed_markdown;
 };
@@ -189,18 +192,13 @@ std::string speed_markdown(const std::vector<sim::FidelityCell>& cells,
 }
 
 void run(const FidelityOptions& o) {
-  int threads = o.threads > 0 ? o.threads : sim::default_threads();
+  int threads = o.threads.value_or(sim::default_threads());
   auto rows = sim::read_reference_csv(o.reference);
   auto cells = sim::run_fidelity(rows, o.traces, o.tolerance, threads);
   std::string fid = fidelity_markdown(cells, o);
   std::string speed = speed_markdown(cells, o, threads);
-  auto write = [](const std::string& path, const std::string& text) {
-    std::ofstream f(path);
-    if (!f) throw InvalidArgument("[fidelity] cannot write " + path);
-    f << text;
-  };
-  if (!o.markdown.empty()) write(o.markdown, fid);
-  if (!o.speed_markdown.empty()) write(o.speed_markdown, speed);
+  if (!o.markdown.empty()) sim::write_output(o.markdown, fid);
+  if (!o.speed_markdown.empty()) sim::write_output(o.speed_markdown, speed);
   std::size_t agree = 0;
   for (const auto& c : cells) agree += c.agrees;
   std::printf("%zu of %zu cells agree (%.1f%%)\n", agree, cells.size(),
@@ -218,8 +216,10 @@ void add_fidelity_command(CLI::App& app) {
   sub->add_option("--reference", o->reference, "reference CSV");
   sub->add_option("--traces", o->traces, "directory holding the traces");
   sub->add_option("--tolerance", o->tolerance,
-                  "relative overhead tolerance (default 0.02)");
-  sub->add_option("--threads", o->threads, "worker threads (default: cores)");
+                  "relative overhead tolerance (default 0.02)")
+      ->check(real_in(0, std::numeric_limits<double>::max()));
+  sub->add_option("--threads", o->threads, "worker threads (default: cores)")
+      ->transform(integer_in(1, kMaxThreads));
   sub->add_option("--markdown", o->markdown, "write the fidelity table here");
   sub->add_option("--speed-markdown", o->speed_markdown,
                   "write the speed table here");

@@ -1,9 +1,11 @@
 // dtr: Dynamic Tensor Rematerialization tools. See README.md.
+#include <cmath>
 #include <iostream>
 
 #include "dtr/cli/commands.h"
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/sim/output_file.h"
 
 #ifdef DTR_HAVE_TORCH
 #include "dtr/cli/train_command.h"
@@ -21,11 +23,13 @@ std::vector<double> parse_ratio_list(const std::string& text) {
     try {
       std::size_t used = 0;
       double v = std::stod(item, &used);
-      if (used != item.size() || !(v > 0)) throw std::invalid_argument(item);
+      if (used != item.size() || !(v > 0) || !std::isfinite(v)) {
+        throw std::invalid_argument(item);
+      }
       out.push_back(v);
     } catch (const std::exception&) {
       throw InvalidArgument("[--ratios] '" + item +
-                            "' is not a positive number");
+                            "' is not a positive finite number");
     }
     start = end + 1;
   }
@@ -76,6 +80,8 @@ int main(int argc, char** argv) {
       }
     }
     app.parse(argc, argv);
+    // A result on stdout that never arrived is an error, like a file.
+    dtr::sim::flush_stdout();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -83,10 +89,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line, like every other error; --help has the details.
     std::cerr << "dtr: error: " << e.what() << " (see dtr --help)\n";
-    return 1;
+    return dtr::cli::kExitError;
+  } catch (const dtr::cli::RunFailed& e) {
+    // The result was printed; it must also have arrived.
+    try {
+      dtr::sim::flush_stdout();
+    } catch (const std::exception& lost) {
+      std::cerr << "dtr: error: " << lost.what() << "\n";
+      return dtr::cli::kExitError;
+    }
+    std::cerr << "dtr: error: " << e.what() << "\n";
+    return dtr::cli::kExitRunFailed;
   } catch (const std::exception& e) {
     std::cerr << "dtr: error: " << e.what() << "\n";
-    return 1;
+    return dtr::cli::kExitError;
   }
   return 0;
 }

@@ -1,10 +1,13 @@
 // `dtr sim TRACE --budget-ratio R`: one simulated run.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "dtr/cli/commands.h"
+#include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/error.h"
 #include "dtr/sim/program_source.h"
@@ -15,8 +18,8 @@ namespace dtr::cli {
 namespace {
 struct SimOptions {
   std::string trace;
-  double budget_ratio = 0;
-  std::int64_t budget_bytes = -1;
+  std::optional<double> budget_ratio;
+  std::optional<std::int64_t> budget_bytes;
   std::string heuristic = "dtr";
   std::string policy = "eager";
   double thrash_limit = 2.0;
@@ -24,38 +27,10 @@ struct SimOptions {
   bool ignore_small = false;
   std::uint64_t seed = 0;
   bool json = false;
-  bool ratio_given = false;
-  bool bytes_given = false;
 };
 
-void run_sim(const SimOptions& o) {
-  if (o.ratio_given && !(o.budget_ratio > 0)) {
-    throw InvalidArgument("--budget-ratio must be positive, got " +
-                          std::to_string(o.budget_ratio));
-  }
-  if (o.bytes_given && o.budget_bytes < 0) {
-    throw InvalidArgument("--budget-bytes must be >= 0, got " +
-                          std::to_string(o.budget_bytes));
-  }
-  sim::SimConfig config;
-  config.heuristic = o.heuristic;
-  config.policy = parse_dealloc_policy(o.policy);
-  if (o.ratio_given) config.budget_ratio = o.budget_ratio;
-  if (o.bytes_given) config.budget_bytes = o.budget_bytes;
-  if (!config.budget_ratio && !config.budget_bytes) {
-    throw InvalidArgument("give --budget-ratio or --budget-bytes");
-  }
-  config.thrash_limit = o.thrash_limit;
-  config.sample_sqrt = o.sample_sqrt;
-  config.ignore_small = o.ignore_small;
-  config.seed = o.seed;
-  sim::NamedProgram p = sim::load_program(o.trace);
-  sim::Baseline baseline = sim::compute_baseline(p.program);
-  sim::SimResult r = sim::simulate(p.program, baseline, config);
-  if (o.json) {
-    std::cout << sim::result_to_json(p.name, r).dump() << "\n";
-    return;
-  }
+void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
+                  const sim::SimResult& r) {
   std::printf(
       "trace %s (%zu ops)\nheuristic %s, policy %s\n"
       "budget %lld bytes = %.3f x baseline peak %lld\n"
@@ -72,36 +47,75 @@ void run_sim(const SimOptions& o) {
       r.sim_wall_ns / 1e6);
   if (!r.message.empty()) std::printf("%s\n", r.message.c_str());
 }
+
+void run_sim(const SimOptions& o) {
+  sim::SimConfig config;
+  config.heuristic = o.heuristic;
+  config.policy = parse_dealloc_policy(o.policy);
+  config.budget_ratio = o.budget_ratio;
+  config.budget_bytes = o.budget_bytes;
+  if (!config.budget_ratio && !config.budget_bytes) {
+    throw InvalidArgument("give --budget-ratio or --budget-bytes");
+  }
+  config.thrash_limit = o.thrash_limit;
+  config.sample_sqrt = o.sample_sqrt;
+  config.ignore_small = o.ignore_small;
+  config.seed = o.seed;
+  sim::NamedProgram p = sim::load_program(o.trace);
+  sim::Baseline baseline = sim::compute_baseline(p.program);
+  sim::SimResult r = sim::simulate(p.program, baseline, config);
+  if (o.json) {
+    std::cout << sim::result_to_json(p.name, r).dump() << "\n";
+  } else {
+    print_result(p, baseline, r);
+  }
+  // Note [sim exit status]: a run that did not fit the budget (oom) or gave
+  // up (thrash) is a result, printed above, and also a failure: exit 2, so
+  // a script can tell it from success (0) and from bad input (1).
+  if (r.status != sim::SimStatus::kOk) {
+    throw RunFailed("[sim] status " + std::string(sim::to_string(r.status)) +
+                    " at budget " + std::to_string(r.budget_bytes) +
+                    " bytes: " + r.message);
+  }
+}
 }  // namespace
 
 void add_sim_command(CLI::App& app) {
   auto o = std::make_shared<SimOptions>();
   CLI::App* sub = app.add_subcommand(
       "sim", "Replay one trace (or model:NAME) under a memory budget");
+  sub->footer(
+      "exit status: 0 the run trained (status ok); 2 it did not (status oom "
+      "or thrash; the result is still printed); 1 bad input, or output that "
+      "could not be written");
   sub->add_option("trace", o->trace,
                   "trace file, or model:NAME[?batch=..&depth=..&seed=..]")
       ->required();
-  auto* ratio = sub->add_option("--budget-ratio", o->budget_ratio,
-                                "budget as a fraction of the baseline peak");
+  auto* ratio = sub->add_option(
+      "--budget-ratio", o->budget_ratio,
+      "budget as a fraction of the baseline peak: a positive finite number "
+      "whose product with the peak fits in 64 bits (else an error)");
+  ratio->check(real_in(0, std::numeric_limits<double>::max(),
+                       /*min_exclusive=*/true));
   auto* bytes = sub->add_option("--budget-bytes", o->budget_bytes,
-                                "budget in bytes");
+                                "budget in bytes, 0 to 2^63-1");
+  bytes->transform(integer_in<std::int64_t>(
+      0, std::numeric_limits<std::int64_t>::max()));
   ratio->excludes(bytes);
   sub->add_option("--heuristic", o->heuristic,
                   "dtr, dtr-eq, dtr-local, msps, lru, size, random");
   sub->add_option("--policy", o->policy, "eager, ignore or banish");
   sub->add_option("--thrash-limit", o->thrash_limit,
-                  "give up at this overhead (default 2.0)");
+                  "give up at this overhead, >= 1 (default 2.0; inf: never)");
   sub->add_flag("--sample-sqrt", o->sample_sqrt,
                 "examine ~sqrt(n) candidates per eviction (prototype)");
   sub->add_flag("--ignore-small", o->ignore_small,
                 "skip candidates under 1% of the mean size (prototype)");
-  sub->add_option("--seed", o->seed, "seed for random choices");
+  sub->add_option("--seed", o->seed, "seed for random choices")
+      ->transform(integer_in<std::uint64_t>(
+          0, std::numeric_limits<std::uint64_t>::max()));
   sub->add_flag("--json", o->json, "print one JSON object");
-  sub->callback([o, ratio, bytes] {
-    o->ratio_given = ratio->count() > 0;
-    o->bytes_given = bytes->count() > 0;
-    run_sim(*o);
-  });
+  sub->callback([o] { run_sim(*o); });
 }
 
 }  // namespace dtr::cli

@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "dtr/cli/commands.h"
+#include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/sim/parallel.h"
 #include "dtr/sim/sweep.h"
@@ -18,7 +20,7 @@ struct SweepOptions {
   std::string heuristics = "dtr,dtr-eq,dtr-local,msps,lru,size";
   std::string policy = "eager";
   double thrash_limit = 2.0;
-  int threads = 0;
+  std::optional<int> threads;  ///< unset: every core
   std::string out = "out/sweep";
   bool no_plots = false;
   bool quiet = false;
@@ -63,7 +65,7 @@ void run(const SweepOptions& o) {
   request.heuristics = parse_heuristic_list(o.heuristics);
   request.policy = parse_dealloc_policy(o.policy);
   request.thrash_limit = o.thrash_limit;
-  request.threads = o.threads > 0 ? o.threads : sim::default_threads();
+  request.threads = o.threads.value_or(sim::default_threads());
   request.out_dir = o.out;
   request.plots = !o.no_plots;
   sim::SweepOutput out = sim::run_sweep(
@@ -92,13 +94,19 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("traces", o->traces,
                   "trace files, model:NAME specs or a manifest .json "
                   "(default: every built-in model)");
-  sub->add_option("--ratios", o->ratios, "comma-separated budget ratios");
+  sub->add_option("--ratios", o->ratios,
+                  "comma-separated budget ratios: positive finite numbers "
+                  "whose product with each trace's peak fits in 64 bits "
+                  "(else an error)");
   sub->add_option("--heuristics", o->heuristics,
                   "comma-separated heuristic names, or all");
   sub->add_option("--policy", o->policy, "eager, ignore or banish");
   sub->add_option("--thrash-limit", o->thrash_limit,
-                  "give up at this overhead (default 2.0)");
-  sub->add_option("--threads", o->threads, "worker threads (default: cores)");
+                  "give up at this overhead, >= 1 (default 2.0; inf: never)");
+  sub->add_option("--threads", o->threads,
+                  "worker threads (default: cores); results do not depend "
+                  "on it")
+      ->transform(integer_in(1, kMaxThreads));
   sub->add_option("--out", o->out, "output directory (default out/sweep)");
   sub->add_flag("--no-plots", o->no_plots, "write the CSV only");
   sub->add_flag("--quiet", o->quiet, "no per-run progress lines");

@@ -1,14 +1,18 @@
 #include "dtr/cli/train_command.h"
 
 #include <iostream>
+#include <limits>
 #include <memory>
 
+#include "dtr/cli/validators.h"
 #include "examples/models/models.h"
 #include "examples/models/trainer.h"
 
 namespace dtr::cli {
 
 void add_train_command(CLI::App& app) {
+  constexpr std::int64_t kMaxInt = std::numeric_limits<std::int64_t>::max();
+  constexpr double kMaxReal = std::numeric_limits<double>::max();
   auto options = std::make_shared<models::TrainOptions>();
   auto* cmd = app.add_subcommand(
       "train", "Train a LibTorch model under a DTR memory budget");
@@ -16,13 +20,19 @@ void add_train_command(CLI::App& app) {
                   "mlp, resnet32, densenet, unet, lstm, treelstm, transformer")
       ->required();
   cmd->add_option("--batch", options->batch,
-                  "batch size (default: the model's)");
-  cmd->add_option("--steps", options->steps, "SGD steps")->default_val(3);
+                  "batch size, positive (default: the model's)")
+      ->transform(integer_in<std::int64_t>(1, kMaxInt));
+  cmd->add_option("--steps", options->steps, "SGD steps, positive")
+      ->default_val(3)
+      ->transform(integer_in<std::int64_t>(1, kMaxInt));
   auto* ratio = cmd->add_option(
       "--budget-ratio", options->budget_ratio,
-      "budget as a fraction of the unbudgeted run's DTR peak");
+      "budget as a fraction in (0, 1] of the unbudgeted run's DTR peak "
+      "(default: no budget)");
+  ratio->check(real_in(0, 1, /*min_exclusive=*/true));
   auto* bytes = cmd->add_option("--budget-bytes", options->budget_bytes,
-                                "budget in bytes");
+                                "budget in bytes, 0 to 2^63-1");
+  bytes->transform(integer_in<std::int64_t>(0, kMaxInt));
   ratio->excludes(bytes);
   cmd->add_flag("--check", options->check,
                 "also train plain LibTorch; fail unless bitwise identical");
@@ -32,7 +42,9 @@ void add_train_command(CLI::App& app) {
                 "deterministic cost model (output bytes) instead of time");
   cmd->add_flag("--warmup", options->warmup,
                 "first train one untimed plain step (fair wall-time ratios)");
-  cmd->add_option("--lr", options->lr, "learning rate")->default_val(0.01);
+  cmd->add_option("--lr", options->lr, "learning rate, positive")
+      ->default_val(0.01)
+      ->check(real_in(0, kMaxReal, /*min_exclusive=*/true));
   cmd->callback([options] { models::run_train(*options, std::cout); });
 }
 

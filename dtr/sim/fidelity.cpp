@@ -72,20 +72,31 @@ std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
                               "] " + name + " is not a number: '" + s + "'");
       }
     };
+    // A whole number of bytes or ns that fits an int64 (the conversion of
+    // anything else would be undefined behaviour).
+    auto whole = [&](const char* name) -> std::int64_t {
+      double v = num(name);
+      if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+        throw InvalidArgument("[" + path + ":" + std::to_string(number) +
+                              "] " + name + " does not fit in 64 bits: '" +
+                              get(name) + "'");
+      }
+      return static_cast<std::int64_t>(v);
+    };
     ReferenceRow r;
     r.trace = get("trace");
     r.heuristic = get("heuristic");
     r.budget_ratio = num("budget_ratio");
-    r.budget_bytes = static_cast<std::int64_t>(num("budget_bytes"));
-    r.baseline_peak_bytes = static_cast<std::int64_t>(num("baseline_peak_bytes"));
+    r.budget_bytes = whole("budget_bytes");
+    r.baseline_peak_bytes = whole("baseline_peak_bytes");
     r.status = get("status");
     r.overhead = num("overhead");
-    r.model_compute_ns = static_cast<std::int64_t>(num("model_compute_ns"));
-    r.remat_compute_ns = static_cast<std::int64_t>(num("remat_compute_ns"));
-    r.evictions = static_cast<std::int64_t>(num("evictions_heuristic"));
-    r.eager_evictions = static_cast<std::int64_t>(num("evictions_eager"));
-    r.peak_bytes = static_cast<std::int64_t>(num("peak_bytes"));
-    r.trace_ops = static_cast<std::int64_t>(num("trace_ops"));
+    r.model_compute_ns = whole("model_compute_ns");
+    r.remat_compute_ns = whole("remat_compute_ns");
+    r.evictions = whole("evictions_heuristic");
+    r.eager_evictions = whole("evictions_eager");
+    r.peak_bytes = whole("peak_bytes");
+    r.trace_ops = whole("trace_ops");
     r.cpu_s = num("cpu_s");
     rows.push_back(std::move(r));
   }

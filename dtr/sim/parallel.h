@@ -1,6 +1,7 @@
 #pragma once
 /// Runs fn(i) for i in [0, n) on `threads` worker threads, handing out
 /// indices in order; the first exception is rethrown after all workers end.
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <exception>
@@ -26,7 +27,10 @@ void parallel_for(std::size_t n, int threads, F&& fn) {
       }
     }
   };
-  int count = std::max(1, threads);
+  // No more threads than work: an idle thread still costs a start and join.
+  int count = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(1, threads)),
+                            std::max<std::size_t>(1, n)));
   std::vector<std::thread> pool;
   for (int t = 1; t < count; ++t) pool.emplace_back(worker);
   worker();

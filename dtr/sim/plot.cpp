@@ -6,6 +6,9 @@
 #include <fstream>
 #include <map>
 
+#include "dtr/core/error.h"
+#include "dtr/sim/output_file.h"
+
 namespace dtr::sim {
 
 namespace {
@@ -57,7 +60,7 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     d << "\n\n";
     names.push_back(name);
   }
-  d.close();
+  close_output(d, dat.string());
 
   std::ofstream g(gp);
   g << "set terminal pngcairo size 900,600 font 'DejaVu Sans,11'\n"
@@ -93,18 +96,26 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     }
     g << "\n";
   }
-  g.close();
+  close_output(g, gp.string());
 
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    if (error) {
+      *error = "gnuplot not found, " + png.string() +
+               " not drawn (its data: " + dat.string() +
+               "); install it with `apt-get install -y gnuplot-nox`";
+    }
+    return false;
+  }
   std::string command =
       "gnuplot " + quote_shell(gp.string()) + " 2>/dev/null";
   int status = std::system(command.c_str());
-  if (status != 0) {
-    if (error) {
-      *error = "gnuplot failed (exit " + std::to_string(status) +
-               ") on " + gp.string() +
-               "; install it with `apt-get install -y gnuplot-nox`";
-    }
-    return false;
+  std::error_code ec;
+  bool drawn = status == 0 && fs::is_regular_file(png, ec) &&
+               fs::file_size(png, ec) > 0 && !ec;
+  if (!drawn) {
+    throw Error("[plot] gnuplot did not write " + png.string() + " (exit " +
+                std::to_string(status) + "; run `gnuplot " + gp.string() +
+                "` to see why)");
   }
   return true;
 }

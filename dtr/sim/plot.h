@@ -19,8 +19,9 @@ struct PlotRequest {
 };
 
 /// Writes PNG_PATH plus the .dat and .gp files beside it and runs gnuplot.
-/// Returns false (and fills `error`) if gnuplot is missing or fails; the
-/// data files are written either way.
+/// Returns false (and fills `error`) if gnuplot is not installed; the data
+/// files are written either way. Throws dtr::Error if a file cannot be
+/// written or gnuplot runs but does not produce the PNG.
 bool plot_overhead_curves(const PlotRequest& request, std::string* error);
 
 }  // namespace dtr::sim

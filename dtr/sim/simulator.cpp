@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "dtr/core/error.h"
 #include "dtr/core/runtime.h"
@@ -18,8 +19,17 @@ std::string_view to_string(SimStatus status) {
 }
 
 std::int64_t budget_for_ratio(double ratio, std::int64_t peak_bytes) {
-  return static_cast<std::int64_t>(
-      std::floor(ratio * static_cast<double>(peak_bytes)));
+  DTR_CHECK(ratio > 0 && std::isfinite(ratio),
+            "[sim] budget ratio must be a positive finite number, got ", ratio);
+  double bytes = std::floor(ratio * static_cast<double>(peak_bytes));
+  // 2^63 is exact in a double; every double below it converts to int64
+  // exactly. Converting anything larger would be undefined behaviour.
+  constexpr double kLimit = 9223372036854775808.0;
+  DTR_CHECK(bytes < kLimit, "[sim] budget ratio ", ratio,
+            " times the baseline peak of ", peak_bytes,
+            " bytes exceeds the largest budget, ",
+            std::numeric_limits<std::int64_t>::max(), " bytes");
+  return static_cast<std::int64_t>(bytes);
 }
 
 namespace {
@@ -76,9 +86,6 @@ SimResult simulate(const Program& program, const Baseline& baseline,
   r.baseline = baseline;
   r.trace_ops = program.trace_ops();
   if (config.budget_ratio) {
-    DTR_CHECK(*config.budget_ratio > 0 && std::isfinite(*config.budget_ratio),
-              "[sim] budget ratio must be positive, got ",
-              *config.budget_ratio);
     r.budget_bytes = budget_for_ratio(*config.budget_ratio, baseline.peak_bytes);
   } else {
     DTR_CHECK(config.budget_bytes.has_value(),

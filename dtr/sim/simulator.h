@@ -64,7 +64,9 @@ Baseline compute_baseline(const Program& program);
 SimResult simulate(const Program& program, const Baseline& baseline,
                    const SimConfig& config);
 
-/// floor(ratio * peak) computed as the reference does (in double).
+/// floor(ratio * peak) computed as the reference does (in double). Throws
+/// dtr::InvalidArgument if `ratio` is not a positive finite number or the
+/// budget would not fit in an int64 (no ratio is read as "unlimited").
 std::int64_t budget_for_ratio(double ratio, std::int64_t peak_bytes);
 
 }  // namespace dtr::sim

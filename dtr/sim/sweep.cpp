@@ -1,11 +1,13 @@
 #include "dtr/sim/sweep.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/sim/output_file.h"
 #include "dtr/sim/parallel.h"
 #include "dtr/sim/plot.h"
 #include "dtr/sim/program_source.h"
@@ -21,8 +23,13 @@ SweepOutput run_sweep(
   DTR_CHECK(!request.heuristics.empty(), "[sweep] no heuristics");
   for (const auto& h : request.heuristics) make_heuristic(h);  // validates
   for (double r : request.ratios) {
-    DTR_CHECK(r > 0, "[sweep] budget ratios must be positive, got ", r);
+    DTR_CHECK(r > 0 && std::isfinite(r),
+              "[sweep] budget ratios must be positive finite numbers, got ", r);
   }
+  DTR_CHECK(request.thrash_limit >= 1.0,
+            "[sweep] thrash limit must be >= 1, got ", request.thrash_limit);
+  DTR_CHECK(request.threads >= 1, "[sweep] threads must be >= 1, got ",
+            request.threads);
   std::vector<std::string> specs = expand_program_specs(request.specs);
 
   // Parse (or build) every program and its baseline once, in parallel.
@@ -32,6 +39,16 @@ SweepOutput run_sweep(
     programs[i] = load_program(specs[i]);
     baselines[i] = compute_baseline(programs[i].program);
   });
+  // Every budget must exist before hours of simulation start.
+  for (std::size_t p = 0; p < programs.size(); ++p) {
+    for (double r : request.ratios) {
+      try {
+        budget_for_ratio(r, baselines[p].peak_bytes);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument("[sweep] " + programs[p].name + ": " + e.what());
+      }
+    }
+  }
 
   struct Task {
     std::size_t program;
@@ -66,13 +83,17 @@ SweepOutput run_sweep(
 
   if (request.out_dir.empty()) return out;
   namespace fs = std::filesystem;
-  fs::create_directories(request.out_dir);
+  std::error_code ec;
+  fs::create_directories(request.out_dir, ec);
+  if (ec) {
+    throw Error("[sweep] cannot create " + request.out_dir + ": " +
+                ec.message());
+  }
   fs::path csv = fs::path(request.out_dir) / "results.csv";
   std::ofstream f(csv);
-  if (!f) throw InvalidArgument("[sweep] cannot write " + csv.string());
   f << result_csv_header() << '\n';
   for (const auto& c : out.cells) f << result_to_csv_row(c.trace, c.result) << '\n';
-  f.close();
+  close_output(f, csv.string());
   out.files.push_back(csv.string());
   if (!request.plots) return out;
   for (const auto& p : programs) {

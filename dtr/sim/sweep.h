@@ -15,7 +15,7 @@ struct SweepRequest {
   std::vector<std::string> heuristics;
   DeallocPolicy policy = DeallocPolicy::kEager;
   double thrash_limit = 2.0;
-  int threads = 1;
+  int threads = 1;                      ///< >= 1
   std::string out_dir;                  ///< empty: write nothing
   bool plots = true;
 };
@@ -28,10 +28,14 @@ struct SweepCell {
 struct SweepOutput {
   std::vector<SweepCell> cells;         ///< in grid order
   std::vector<std::string> files;       ///< what was written
-  std::vector<std::string> warnings;    ///< e.g. a plot that failed
+  std::vector<std::string> warnings;    ///< e.g. gnuplot is not installed
 };
 
-/// `progress` (optional) is called under a lock after each cell.
+/// `progress` (optional) is called under a lock after each cell. Throws
+/// dtr::InvalidArgument for a bad request (including a ratio whose budget
+/// does not fit in an int64 on some trace) and dtr::Error if results.csv or
+/// a plot cannot be written; a missing gnuplot is only a warning. The cells
+/// and files do not depend on `threads` (except the sim_wall_ns column).
 SweepOutput run_sweep(
     const SweepRequest& request,
     const std::function<void(const SweepCell&, std::size_t done,

@@ -1,10 +1,12 @@
 #include "examples/models/trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <memory>
 
 #include "dtr/core/error.h"
+#include "dtr/sim/output_file.h"
 #include "dtr/torch/trace_recording.h"
 #include "examples/models/models.h"
 
@@ -33,7 +35,9 @@ std::vector<torch::Tensor> snapshot(torch::nn::Module& m) {
 
 RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
                      std::ostream* log) {
-  const std::int64_t batch = o.batch > 0 ? o.batch : default_batch(o.model);
+  DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
+            o.batch.value_or(0));
+  const std::int64_t batch = o.batch.value_or(default_batch(o.model));
   torch::manual_seed(o.seed);
   auto task = make_task(o.model, batch);
   if (use_dtr) dtr::pt::checkpoint(task->module());
@@ -84,10 +88,19 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
 
 RunReport run_train(const TrainOptions& o, std::ostream& out) {
   DTR_CHECK(o.steps > 0, "[train] --steps must be positive, got ", o.steps);
-  DTR_CHECK(!(o.budget_ratio >= 0 && o.budget_bytes >= 0),
+  DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
+            o.batch.value_or(0));
+  DTR_CHECK(!(o.budget_ratio && o.budget_bytes),
             "[train] give --budget-ratio or --budget-bytes, not both");
-  DTR_CHECK(o.budget_ratio < 0 || (o.budget_ratio > 0 && o.budget_ratio <= 1),
-            "[train] --budget-ratio must be in (0, 1], got ", o.budget_ratio);
+  // Written so that NaN fails too.
+  DTR_CHECK(!o.budget_ratio || (*o.budget_ratio > 0 && *o.budget_ratio <= 1),
+            "[train] --budget-ratio must be in (0, 1], got ",
+            o.budget_ratio.value_or(0));
+  DTR_CHECK(!o.budget_bytes || *o.budget_bytes >= 0,
+            "[train] --budget-bytes must be >= 0, got ",
+            o.budget_bytes.value_or(0));
+  DTR_CHECK(o.lr > 0 && std::isfinite(o.lr),
+            "[train] --lr must be a positive finite number, got ", o.lr);
   dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
                                        : dtr::pt::CostModel::kMeasured);
   if (o.warmup) {
@@ -96,10 +109,11 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
     train_once(once, false, dtr::pt::kUnlimited, nullptr);
   }
   std::int64_t budget = dtr::pt::kUnlimited;
-  if (o.budget_bytes >= 0) budget = o.budget_bytes;
-  if (o.budget_ratio > 0) {
+  if (o.budget_bytes) budget = *o.budget_bytes;
+  if (o.budget_ratio) {
     RunReport free = train_once(o, true, dtr::pt::kUnlimited, nullptr);
-    budget = static_cast<std::int64_t>(o.budget_ratio *
+    // ratio <= 1: the product fits.
+    budget = static_cast<std::int64_t>(*o.budget_ratio *
                                        static_cast<double>(free.dtr_peak_bytes));
     out << "unbudgeted: dtr_peak_bytes " << free.dtr_peak_bytes
         << " allocator_peak_bytes " << free.allocator_peak_bytes
@@ -115,6 +129,7 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   }
   RunReport run = train_once(o, true, budget, &out);
   recording.reset();
+  if (trace) dtr::sim::close_output(*trace, o.record);
   const auto& s = run.stats;
   out << "summary: model " << o.model << " budget_bytes " << budget
       << " allocator_peak_bytes " << run.allocator_peak_bytes

@@ -6,6 +6,7 @@
 ///                                .budget_ratio = 0.5, .check = true};
 ///   dtr::models::run_train(o, std::cout);   // throws if the check fails
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,10 +19,11 @@ namespace dtr::models {
 
 struct TrainOptions {
   std::string model = "mlp";
-  std::int64_t batch = 0;          ///< 0: the model's default
-  std::int64_t steps = 3;
-  double budget_ratio = -1;        ///< of the unbudgeted DTR peak; <0: unset
-  std::int64_t budget_bytes = -1;  ///< <0: unset
+  std::optional<std::int64_t> batch;   ///< > 0; unset: the model's default
+  std::int64_t steps = 3;              ///< > 0
+  /// At most one budget; neither: unlimited.
+  std::optional<double> budget_ratio;  ///< (0, 1] of the unbudgeted DTR peak
+  std::optional<std::int64_t> budget_bytes;  ///< >= 0
   bool check = false;
   std::string record;              ///< trace file, empty: none
   bool bytes_cost = false;         ///< deterministic cost model
@@ -59,7 +61,9 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
 /// `dtr train`: resolves the budget (a ratio needs an unbudgeted DTR run),
 /// trains, prints per-step lines and a summary; with o.check also trains
 /// plain LibTorch and throws dtr::Error unless every loss and parameter is
-/// bitwise identical. Returns the budgeted run's report.
+/// bitwise identical. Throws dtr::InvalidArgument for an option out of its
+/// range (named as the CLI flag) and dtr::Error if o.record cannot be
+/// written in full. Returns the budgeted run's report.
 RunReport run_train(const TrainOptions& o, std::ostream& out);
 
 }  // namespace dtr::models

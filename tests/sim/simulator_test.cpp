@@ -172,6 +172,48 @@ TEST(SimulatorTest, BudgetForRatioFloors) {
   EXPECT_EQ(budget_for_ratio(0.5, 10549731840), 5274865920);
 }
 
+TEST(SimulatorTest, BudgetForRatioRejectsBudgetsThatDoNotFitInt64) {
+  // Converting such a product to int64 would be undefined behaviour (in
+  // Release it came out as INT64_MIN, "negative budget").
+  for (double ratio : {1e20, 1e308, std::numeric_limits<double>::max()}) {
+    SCOPED_TRACE(ratio);
+    EXPECT_THROW(budget_for_ratio(ratio, 600), InvalidArgument);
+  }
+  EXPECT_THROW(budget_for_ratio(2.0, std::numeric_limits<std::int64_t>::max()),
+               InvalidArgument);
+  try {
+    budget_for_ratio(1e20, 600);
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("1e+20"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("600"), std::string::npos)
+        << e.what();
+  }
+  // Just below 2^63 still fits: 2^62 * 1.5 = 6917529027641081856.
+  EXPECT_EQ(budget_for_ratio(1.5, std::int64_t{1} << 62),
+            std::int64_t{6917529027641081856});
+  // Ratios that are not positive finite numbers.
+  for (double ratio : {0.0, -1.0, std::nan(""),
+                       std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(ratio);
+    EXPECT_THROW(budget_for_ratio(ratio, 600), InvalidArgument);
+  }
+}
+
+TEST(SimulatorTest, HugeRatiosAreAnErrorNotUndefinedBehaviour) {
+  Program p = trace_c();
+  Baseline b = compute_baseline(p);
+  for (double ratio : {1e20, 1e308}) {
+    SCOPED_TRACE(ratio);
+    EXPECT_THROW(simulate(p, b, ratio_config(ratio)), InvalidArgument);
+  }
+  // A large ratio whose budget fits is an ordinary budget.
+  SimResult r = simulate(p, b, ratio_config(1e6));
+  EXPECT_EQ(r.budget_bytes, b.peak_bytes * 1000000);
+  EXPECT_EQ(r.status, SimStatus::kOk);
+}
+
 TEST(SimulatorTest, BudgetBytesOrRatio) {
   Program p = trace_c();
   Baseline b = compute_baseline(p);
