@@ -239,7 +239,8 @@ void Context::classify_results(const c10::FunctionSchema& schema,
       const bool new_value =
           j >= 0 ? !plan.direct && args[j].isTensor() &&
                        as_checkpoint(args[j].toTensor()) != nullptr
-                 : v.defined() && v.has_storage();
+                 : v.defined() && v.has_storage() &&
+                       !is_metadata_result(schema, r);
       if (!new_value) {
         out.result_map.push_back(-1);
         return;

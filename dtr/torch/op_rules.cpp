@@ -77,6 +77,14 @@ std::optional<c10::OperatorHandle> out_of_place_view(
                                                         it->second.second);
 }
 
+// Note [Metadata results]
+// Some results are not values but descriptions of other results, read
+// through their data pointer by the ops that take them (a PackedSequence's
+// batch_sizes, read by lstm/gru): they stay plain tensors.
+bool is_metadata_result(const c10::FunctionSchema& schema, std::size_t r) {
+  return schema.name() == "aten::_pack_padded_sequence" && r == 1;
+}
+
 std::vector<int> hidden_writes(const c10::FunctionSchema& schema,
                                const std::vector<c10::IValue>& args) {
   std::vector<int> out;

@@ -32,6 +32,8 @@ std::optional<c10::OperatorHandle> out_of_place_view(
 /// Arguments the schema does not mark as written but the kernel writes:
 /// batch norm's running statistics in training mode. They are treated as
 /// mutated and passed as None when the operator is replayed.
+/// Note [Metadata results]: result `r` of the op stays a plain tensor.
+bool is_metadata_result(const c10::FunctionSchema& schema, std::size_t r);
 std::vector<int> hidden_writes(const c10::FunctionSchema& schema,
                                const std::vector<c10::IValue>& args);
 

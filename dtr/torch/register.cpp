@@ -190,6 +190,14 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
       torch::CppFunction::makeFromBoxedFunction<&dtr::pt::kernel>());
 }
 
+// A sparse tensor built from checkpointed indices or values (the sparse
+// gradient of nn.Embedding(sparse=True)) dispatches here: the kernel runs
+// it on the plain values and the sparse result stays a plain tensor.
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(
+      torch::CppFunction::makeFromBoxedFunction<&dtr::pt::kernel>());
+}
+
 TORCH_LIBRARY(dtr, m) {
   m.def("checkpoint(Tensor self) -> Tensor", &dtr::pt::op_checkpoint);
   m.def("decheckpoint(Tensor self) -> Tensor", &dtr::pt::op_decheckpoint);
