@@ -22,6 +22,13 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+/// Sizes or costs given by the caller add up past what dtr counts in int64
+/// (see kMaxTotalBytes, kMaxTotalCostNs in limits.h): absurd input.
+class OverflowError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 /// An internal invariant does not hold: a bug in dtr, not in the caller.
 class InternalError : public Error {
  public:

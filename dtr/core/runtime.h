@@ -25,12 +25,13 @@
 #include "dtr/core/executor.h"
 #include "dtr/core/graph.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/core/limits.h"
 #include "dtr/core/stats.h"
 
 namespace dtr {
 
-inline constexpr std::int64_t kUnlimitedBytes =
-    std::numeric_limits<std::int64_t>::max() / 4;
+/// The default budget: every storage dtr can count fits (limits.h).
+inline constexpr std::int64_t kUnlimitedBytes = kMaxTotalBytes;
 
 struct RuntimeOptions {
   std::int64_t budget_bytes = kUnlimitedBytes;
@@ -72,8 +73,10 @@ class Runtime {
   /// Records and performs an operator call: makes its inputs resident
   /// (recomputing evicted ones), evicts until the outputs fit, then charges
   /// `cost_ns`. Each output starts with one external reference. Throws
-  /// OutOfMemory or RematLimitExceeded, after which nothing of this call
-  /// remains and the runtime can be used again. The returned ids (the op's
+  /// OutOfMemory or RematLimitExceeded, or OverflowError if the live
+  /// storages' bytes or the recorded costs would pass kMaxTotalBytes /
+  /// kMaxTotalCostNs; after any of these nothing of this call remains and
+  /// the runtime can be used again. The returned ids (the op's
   /// outputs, consecutive) stay valid until forget() (see there).
   std::span<const TensorId> call(std::string_view name,
                              std::span<const TensorId> inputs,
@@ -158,6 +161,7 @@ class Runtime {
   void finish_frame();
   void unwind_frames(std::size_t depth);
   void compute(TensorId t, bool remat);
+  bool fits(std::int64_t bytes) const;
   void free_for(std::int64_t bytes);
   void evict(StorageId s, bool eager);
   void pool_insert(StorageId s);
@@ -187,7 +191,8 @@ class Runtime {
   std::vector<TensorId> arena_;        // parents of the frames, see Frame
   std::vector<StorageId> scratch_;
   std::vector<OpId> dead_ops_;          // collect's work list
-  std::int64_t total_storage_bytes_ = 0;  // for the mean size
+  std::int64_t total_storage_bytes_ = 0;  // live storages; for the mean size
+  std::int64_t total_cost_ns_ = 0;        // recorded live ops (a bound)
   bool busy_ = false;                   // guards against re-entry
 };
 
