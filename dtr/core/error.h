@@ -4,6 +4,7 @@
 /// invariants throw dtr::InternalError (never abort), so a caller can report
 /// them and a test can catch them.
 #include <cstdint>
+#include <exception>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -70,6 +71,20 @@ class RematLimitExceeded : public Error {
  private:
   std::int64_t remat_compute_ns_;
   std::int64_t limit_ns_;
+};
+
+/// The Executor failed while replaying an op to rematerialize a tensor.
+/// The message names the tensor, the op and the tensor that needed it, then
+/// the cause's message; cause() is the original exception. The runtime is
+/// consistent afterwards: every lock taken by the request is released.
+class RematerializationError : public Error {
+ public:
+  RematerializationError(const std::string& message, std::exception_ptr cause)
+      : Error(message), cause_(std::move(cause)) {}
+  const std::exception_ptr& cause() const { return cause_; }
+
+ private:
+  std::exception_ptr cause_;
 };
 
 namespace detail {

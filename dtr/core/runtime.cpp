@@ -241,8 +241,63 @@ void Runtime::run_frames(TensorId t, bool remat) {
       finish_frame();
     }
   } catch (...) {
+    std::exception_ptr error = with_context(std::current_exception(), depth);
     unwind_frames(depth);
+    std::rethrow_exception(error);
+  }
+}
+
+// "tensor 7 (op 'relu', op 3), needed for tensor 12": the innermost frame
+// and the tensor the request was for.
+std::string Runtime::remat_context(std::size_t depth) const {
+  const TensorId t = frames_.back().tensor;
+  const OpId op = graph_.tensor(t).op;
+  std::string where = detail::concat("tensor ", t, " (op '",
+                                     graph_.op(op).name, "', op ", op, ")");
+  const TensorId wanted = frames_[depth].tensor;
+  if (wanted != t) {
+    where += detail::concat(", needed for tensor ", wanted, " (op '",
+                            graph_.op(graph_.tensor(wanted).op).name, "', ",
+                            frames_.size() - depth - 1, " levels up)");
+  }
+  return where;
+}
+
+// An out-of-memory met while rematerializing says which tensor was being
+// recomputed (replay errors say so already, see replay()); the type stays,
+// since callers tell OOM from other failures by it.
+std::exception_ptr Runtime::with_context(std::exception_ptr error,
+                                         std::size_t depth) const {
+  if (frames_.size() <= depth || !frames_.back().remat) return error;
+  try {
+    std::rethrow_exception(error);
+  } catch (const OutOfMemory& e) {
+    return std::make_exception_ptr(OutOfMemory(
+        e, detail::concat(e.what(), " (while rematerializing ",
+                          remat_context(depth), ")")));
+  } catch (...) {
+    return error;
+  }
+}
+
+// Runs the Executor's replay; a failure becomes a RematerializationError
+// naming the op and the tensors (the frame is still on the stack), unless
+// it is an out-of-memory from a nested make_room, which keeps its type.
+void Runtime::replay(OpId op_id) {
+  try {
+    executor_->replay(graph_, op_id);
+  } catch (const OutOfMemory&) {
     throw;
+  } catch (const std::exception& e) {
+    throw RematerializationError(
+        detail::concat("[runtime] replay failed while rematerializing ",
+                       remat_context(0), ": ", e.what()),
+        std::current_exception());
+  } catch (...) {
+    throw RematerializationError(
+        detail::concat("[runtime] replay failed while rematerializing ",
+                       remat_context(0), ": unknown exception"),
+        std::current_exception());
   }
 }
 
@@ -257,7 +312,7 @@ void Runtime::compute(TensorId t, bool remat) {
         "[runtime] op '", op.name, "' (op ", op_id, "): the clock, ",
         stats_.clock_ns, " ns of compute charged, would pass 2^63 ns"));
   }
-  if (remat && executor_) executor_->replay(graph_, op_id);
+  if (remat && executor_) replay(op_id);
 
   // Outputs recomputed alongside t that were already defined are freed again
   // at once (doubly computed); the undefined ones come back for free.

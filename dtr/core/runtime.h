@@ -12,6 +12,7 @@
 /// chains of millions of operators are fine. All methods are O(inputs +
 /// outputs) plus the eviction search; none is thread-safe.
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <random>
@@ -73,10 +74,12 @@ class Runtime {
   /// Records and performs an operator call: makes its inputs resident
   /// (recomputing evicted ones), evicts until the outputs fit, then charges
   /// `cost_ns`. Each output starts with one external reference. Throws
-  /// OutOfMemory or RematLimitExceeded, or OverflowError if the live
-  /// storages' bytes or the recorded costs would pass kMaxTotalBytes /
+  /// OutOfMemory or RematLimitExceeded, RematerializationError if the
+  /// Executor fails to replay an op, or OverflowError if the live storages'
+  /// bytes or the recorded costs would pass kMaxTotalBytes /
   /// kMaxTotalCostNs; after any of these nothing of this call remains and
-  /// the runtime can be used again. The returned ids (the op's
+  /// the runtime can be used again. An OutOfMemory met while rematerializing
+  /// names the tensor being recomputed. The returned ids (the op's
   /// outputs, consecutive) stay valid until forget() (see there).
   std::span<const TensorId> call(std::string_view name,
                              std::span<const TensorId> inputs,
@@ -96,7 +99,8 @@ class Runtime {
   /// Evicts until `bytes` more fit in the budget; throws OutOfMemory.
   void make_room(std::int64_t bytes);
 
-  /// Makes `t` defined again (recomputing as needed).
+  /// Makes `t` defined again (recomputing as needed). Throws like call();
+  /// after a throw no lock is held and `t` may still be undefined.
   void materialize(TensorId t);
   /// Materializes `t` and makes its storage unevictable for good.
   void pin(TensorId t);
@@ -160,6 +164,10 @@ class Runtime {
   void push_frame(TensorId t, bool remat);
   void finish_frame();
   void unwind_frames(std::size_t depth);
+  std::exception_ptr with_context(std::exception_ptr error,
+                                  std::size_t depth) const;
+  std::string remat_context(std::size_t depth) const;
+  void replay(OpId op_id);
   void compute(TensorId t, bool remat);
   bool fits(std::int64_t bytes) const;
   void free_for(std::int64_t bytes);
