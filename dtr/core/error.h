@@ -4,6 +4,7 @@
 /// invariants throw dtr::InternalError (never abort), so a caller can report
 /// them and a test can catch them.
 #include <cstdint>
+#include <exception>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,13 @@ class Error : public std::runtime_error {
 class InvalidArgument : public Error {
  public:
   using Error::Error;
+};
+
+/// Sizes or costs given by the caller add up past what dtr counts in int64
+/// (see kMaxTotalBytes, kMaxTotalCostNs in limits.h): absurd input.
+class OverflowError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
 };
 
 /// An internal invariant does not hold: a bug in dtr, not in the caller.
@@ -63,6 +71,20 @@ class RematLimitExceeded : public Error {
  private:
   std::int64_t remat_compute_ns_;
   std::int64_t limit_ns_;
+};
+
+/// The Executor failed while replaying an op to rematerialize a tensor.
+/// The message names the tensor, the op and the tensor that needed it, then
+/// the cause's message; cause() is the original exception. The runtime is
+/// consistent afterwards: every lock taken by the request is released.
+class RematerializationError : public Error {
+ public:
+  RematerializationError(const std::string& message, std::exception_ptr cause)
+      : Error(message), cause_(std::move(cause)) {}
+  const std::exception_ptr& cause() const { return cause_; }
+
+ private:
+  std::exception_ptr cause_;
 };
 
 namespace detail {

@@ -118,8 +118,14 @@ void Runtime::evict(StorageId s, bool eager) {
   ++(eager ? stats_.eager_evictions : stats_.evictions);
 }
 
+// Both sides are in [0, 2^63): `budget - memory` cannot overflow, while
+// `memory + bytes` could for a frontend's make_room.
+bool Runtime::fits(std::int64_t bytes) const {
+  return bytes <= options_.budget_bytes - stats_.memory_bytes;
+}
+
 void Runtime::free_for(std::int64_t bytes) {
-  if (stats_.memory_bytes + bytes <= options_.budget_bytes) return;
+  if (fits(bytes)) return;
   // Reported if we run out: what could be evicted when the request began.
   const std::int64_t evictable_at_start = pool_.bytes();
   std::int64_t min_bytes = 0;
@@ -127,7 +133,7 @@ void Runtime::free_for(std::int64_t bytes) {
     min_bytes = total_storage_bytes_ /
                 static_cast<std::int64_t>(graph_.live_storage_count()) / 100;
   }
-  while (stats_.memory_bytes + bytes > options_.budget_bytes) {
+  while (!fits(bytes)) {
     if (pool_.empty()) {
       throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
                         stats_.memory_bytes);
@@ -190,9 +196,9 @@ void Runtime::finish_frame() {
   for (TensorId p : op.inputs) unlock(graph_.tensor(p).storage);
   if (!op.constant) {
     std::int64_t needed = op.total_bytes;
-    for (TensorId p : op.inputs) {
+    for (TensorId p : op.inputs) {  // an input may repeat: saturate
       if (!graph_.op(graph_.tensor(p).op).constant) {
-        needed += graph_.tensor(p).bytes;
+        needed = saturating_add(needed, graph_.tensor(p).bytes);
       }
     }
     stats_.bottleneck_bytes = std::max(stats_.bottleneck_bytes, needed);
@@ -235,15 +241,78 @@ void Runtime::run_frames(TensorId t, bool remat) {
       finish_frame();
     }
   } catch (...) {
+    std::exception_ptr error = with_context(std::current_exception(), depth);
     unwind_frames(depth);
+    std::rethrow_exception(error);
+  }
+}
+
+// "tensor 7 (op 'relu', op 3), needed for tensor 12": the innermost frame
+// and the tensor the request was for.
+std::string Runtime::remat_context(std::size_t depth) const {
+  const TensorId t = frames_.back().tensor;
+  const OpId op = graph_.tensor(t).op;
+  std::string where = detail::concat("tensor ", t, " (op '",
+                                     graph_.op(op).name, "', op ", op, ")");
+  const TensorId wanted = frames_[depth].tensor;
+  if (wanted != t) {
+    where += detail::concat(", needed for tensor ", wanted, " (op '",
+                            graph_.op(graph_.tensor(wanted).op).name, "', ",
+                            frames_.size() - depth - 1, " levels up)");
+  }
+  return where;
+}
+
+// An out-of-memory met while rematerializing says which tensor was being
+// recomputed (replay errors say so already, see replay()); the type stays,
+// since callers tell OOM from other failures by it.
+std::exception_ptr Runtime::with_context(std::exception_ptr error,
+                                         std::size_t depth) const {
+  if (frames_.size() <= depth || !frames_.back().remat) return error;
+  try {
+    std::rethrow_exception(error);
+  } catch (const OutOfMemory& e) {
+    return std::make_exception_ptr(OutOfMemory(
+        e, detail::concat(e.what(), " (while rematerializing ",
+                          remat_context(depth), ")")));
+  } catch (...) {
+    return error;
+  }
+}
+
+// Runs the Executor's replay; a failure becomes a RematerializationError
+// naming the op and the tensors (the frame is still on the stack), unless
+// it is an out-of-memory from a nested make_room, which keeps its type.
+void Runtime::replay(OpId op_id) {
+  try {
+    executor_->replay(graph_, op_id);
+  } catch (const OutOfMemory&) {
     throw;
+  } catch (const std::exception& e) {
+    throw RematerializationError(
+        detail::concat("[runtime] replay failed while rematerializing ",
+                       remat_context(0), ": ", e.what()),
+        std::current_exception());
+  } catch (...) {
+    throw RematerializationError(
+        detail::concat("[runtime] replay failed while rematerializing ",
+                       remat_context(0), ": unknown exception"),
+        std::current_exception());
   }
 }
 
 void Runtime::compute(TensorId t, bool remat) {
   const OpId op_id = graph_.tensor(t).op;
   const Op& op = graph_.op(op_id);
-  if (remat && executor_) executor_->replay(graph_, op_id);
+  // Checked before anything changes. Only recomputation can get here: first
+  // computations are bounded by kMaxTotalCostNs.
+  std::int64_t clock;
+  if (__builtin_add_overflow(stats_.clock_ns, op.cost_ns, &clock)) {
+    throw OverflowError(detail::concat(
+        "[runtime] op '", op.name, "' (op ", op_id, "): the clock, ",
+        stats_.clock_ns, " ns of compute charged, would pass 2^63 ns"));
+  }
+  if (remat && executor_) replay(op_id);
 
   // Outputs recomputed alongside t that were already defined are freed again
   // at once (doubly computed); the undefined ones come back for free.
@@ -263,7 +332,7 @@ void Runtime::compute(TensorId t, bool remat) {
   }
   note_storage(t);
 
-  stats_.clock_ns += op.cost_ns;
+  stats_.clock_ns = clock;
   stats_.memory_bytes += op.total_bytes;
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.memory_bytes);
   if (remat) {
@@ -332,8 +401,25 @@ OpId Runtime::record_call(std::string_view name,
               o.alias_of, " but the op has ", inputs.size(), " inputs");
     DTR_CHECK(o.alias_of >= 0 || o.bytes >= 0, "[runtime] op '", name,
               "': output ", i, " has negative size ", o.bytes);
-    if (o.alias_of < 0) total_bytes += o.bytes;
+    if (o.alias_of < 0 &&
+        __builtin_add_overflow(total_bytes, o.bytes, &total_bytes)) {
+      total_bytes = kMaxTotalBytes + 1;  // reported just below
+    }
   }
+  // Every sum the runtime keeps is bounded by these two totals (limits.h).
+  if (total_bytes > kMaxTotalBytes - total_storage_bytes_) {
+    throw OverflowError(detail::concat(
+        "[runtime] op '", name, "': its outputs (", total_bytes,
+        " bytes) would bring the live storages past 2^61 bytes (",
+        total_storage_bytes_, " already)"));
+  }
+  if (cost_ns > kMaxTotalCostNs - total_cost_ns_) {
+    throw OverflowError(detail::concat(
+        "[runtime] op '", name, "': its cost (", cost_ns,
+        " ns) would bring the recorded ops past 2^61 ns (", total_cost_ns_,
+        " already)"));
+  }
+  total_cost_ns_ += cost_ns;
   const OpId op_id = graph_.add_op();
   {
     Op& op = graph_.op(op_id);
@@ -709,6 +795,7 @@ void Runtime::recycle(OpId op_id) {
     total_storage_bytes_ -= st.bytes;
     graph_.recycle_storage(s);
   }
+  total_cost_ns_ -= op.cost_ns;
   graph_.recycle_tensors(op.outputs.front(),
                          static_cast<std::uint32_t>(op.outputs.size()));
   graph_.recycle_op(op_id);

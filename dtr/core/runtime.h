@@ -12,6 +12,7 @@
 /// chains of millions of operators are fine. All methods are O(inputs +
 /// outputs) plus the eviction search; none is thread-safe.
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <random>
@@ -25,12 +26,13 @@
 #include "dtr/core/executor.h"
 #include "dtr/core/graph.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/core/limits.h"
 #include "dtr/core/stats.h"
 
 namespace dtr {
 
-inline constexpr std::int64_t kUnlimitedBytes =
-    std::numeric_limits<std::int64_t>::max() / 4;
+/// The default budget: every storage dtr can count fits (limits.h).
+inline constexpr std::int64_t kUnlimitedBytes = kMaxTotalBytes;
 
 struct RuntimeOptions {
   std::int64_t budget_bytes = kUnlimitedBytes;
@@ -72,8 +74,12 @@ class Runtime {
   /// Records and performs an operator call: makes its inputs resident
   /// (recomputing evicted ones), evicts until the outputs fit, then charges
   /// `cost_ns`. Each output starts with one external reference. Throws
-  /// OutOfMemory or RematLimitExceeded, after which nothing of this call
-  /// remains and the runtime can be used again. The returned ids (the op's
+  /// OutOfMemory or RematLimitExceeded, RematerializationError if the
+  /// Executor fails to replay an op, or OverflowError if the live storages'
+  /// bytes or the recorded costs would pass kMaxTotalBytes /
+  /// kMaxTotalCostNs; after any of these nothing of this call remains and
+  /// the runtime can be used again. An OutOfMemory met while rematerializing
+  /// names the tensor being recomputed. The returned ids (the op's
   /// outputs, consecutive) stay valid until forget() (see there).
   std::span<const TensorId> call(std::string_view name,
                              std::span<const TensorId> inputs,
@@ -93,7 +99,8 @@ class Runtime {
   /// Evicts until `bytes` more fit in the budget; throws OutOfMemory.
   void make_room(std::int64_t bytes);
 
-  /// Makes `t` defined again (recomputing as needed).
+  /// Makes `t` defined again (recomputing as needed). Throws like call();
+  /// after a throw no lock is held and `t` may still be undefined.
   void materialize(TensorId t);
   /// Materializes `t` and makes its storage unevictable for good.
   void pin(TensorId t);
@@ -157,7 +164,12 @@ class Runtime {
   void push_frame(TensorId t, bool remat);
   void finish_frame();
   void unwind_frames(std::size_t depth);
+  std::exception_ptr with_context(std::exception_ptr error,
+                                  std::size_t depth) const;
+  std::string remat_context(std::size_t depth) const;
+  void replay(OpId op_id);
   void compute(TensorId t, bool remat);
+  bool fits(std::int64_t bytes) const;
   void free_for(std::int64_t bytes);
   void evict(StorageId s, bool eager);
   void pool_insert(StorageId s);
@@ -187,7 +199,8 @@ class Runtime {
   std::vector<TensorId> arena_;        // parents of the frames, see Frame
   std::vector<StorageId> scratch_;
   std::vector<OpId> dead_ops_;          // collect's work list
-  std::int64_t total_storage_bytes_ = 0;  // for the mean size
+  std::int64_t total_storage_bytes_ = 0;  // live storages; for the mean size
+  std::int64_t total_cost_ns_ = 0;        // recorded live ops (a bound)
   bool busy_ = false;                   // guards against re-entry
 };
 

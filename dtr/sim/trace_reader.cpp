@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
+
+#include "dtr/core/limits.h"
 
 namespace dtr::sim {
 
@@ -14,6 +18,11 @@ namespace {
 
 using json = nlohmann::json;
 constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
+constexpr std::uint32_t kMaxIds = std::numeric_limits<std::uint32_t>::max();
+
+// Thrown by next_line() when it meets the first ANNOTATE START while the
+// reader is still looking for one (Note [Streaming the start]).
+struct StartFound {};
 
 // Note [Trace semantics]
 // The reader mirrors the reference simulator's parser: CALL results get one
@@ -31,34 +40,85 @@ class Reader {
     program_.source = source_;
   }
 
+  // Note [Streaming the start]
+  // The text is read one line at a time and never kept, so memory follows
+  // the program, not the file. Everything before the first ANNOTATE START
+  // is skipped, which a single pass cannot know in advance: until a START
+  // is seen the lines are read speculatively. next_line() checks each line
+  // that mentions START and throws StartFound at a real one; read() then
+  // forgets what it had read and goes on from there. An error in the
+  // speculative part is held back and reported only if no START follows
+  // (then that part was the trace).
   Program read(std::istream& in) {
-    std::string line;
-    while (std::getline(in, line)) lines_.push_back(std::move(line));
-    if (in.bad()) fail(lines_.size(), "read error");
-    std::size_t begin = 0;
-    if (options_.skip_to_start) {
-      for (std::size_t i = 0; i < lines_.size(); ++i) {
-        if (lines_[i].find("START") == std::string::npos) continue;
-        json j = parse(i);
-        if (peek_string(j, "INSTRUCTION") == "ANNOTATE" &&
-            peek_string(j, "ANNOTATION") == "START") {
-          begin = i + 1;
-          break;
+    in_ = &in;
+    looking_for_start_ = options_.skip_to_start;
+    std::optional<TraceError> held;
+    bool started = false;
+    for (;;) {
+      try {
+        if (held) {
+          while (next_line()) {}  // only looking for START now
+        } else {
+          while (next_line()) step();
         }
+        break;
+      } catch (const StartFound&) {
+        restart();
+        held.reset();
+        started = true;
+      } catch (const TraceError& e) {
+        if (!looking_for_start_) throw;
+        held = e;
       }
     }
-    for (pos_ = begin; pos_ < lines_.size();) step();
+    if (held) throw *held;
     if (program_.ops.empty()) {
       throw TraceError("[" + source_ + "] the trace holds no operations" +
-                       (begin > 0 ? " after ANNOTATE START" : ""));
+                       (started ? " after ANNOTATE START" : ""));
     }
     finish();
     return std::move(program_);
   }
 
  private:
-  [[noreturn]] void fail(std::size_t index, const std::string& what) const {
-    throw TraceError("[" + source_ + ":" + std::to_string(index + 1) + "] " +
+  // Reads the next line into line_; false at the end of the input.
+  bool next_line() {
+    if (!std::getline(*in_, line_)) {
+      if (in_->bad()) fail(line_number_, "read error");
+      return false;
+    }
+    ++line_number_;
+    if (looking_for_start_ && line_.find("START") != std::string::npos) {
+      json j = parse(line_number_);
+      if (peek_string(j, "INSTRUCTION") == "ANNOTATE" &&
+          peek_string(j, "ANNOTATION") == "START") {
+        looking_for_start_ = false;
+        throw StartFound{};
+      }
+    }
+    return true;
+  }
+
+  // Forgets everything read before the START line (not the line count).
+  void restart() {
+    program_ = Program{};
+    program_.source = source_;
+    in_backward_ = false;
+    slot_of_.clear();
+    slot_value_.clear();
+    slot_released_.clear();
+    refs_.clear();
+    storage_bytes_.clear();
+    total_bytes_ = 0;
+  }
+
+  bool is_blank() const {
+    return line_.find_first_not_of(" \t\r") == std::string::npos;
+  }
+
+  // `line` is 1-based.
+  [[noreturn]] void fail(std::size_t line, const std::string& what) const {
+    throw TraceError("[" + source_ + ":" + std::to_string(line) + "] " +
                      what);
   }
 
@@ -69,16 +129,18 @@ class Reader {
     return it != j.end() && it->is_string() ? it->get<std::string>() : "";
   }
 
-  json parse(std::size_t index) const {
-    json j = json::parse(lines_[index], nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) fail(index, "not valid JSON: " + excerpt(index));
-    if (!j.is_object()) fail(index, "expected a JSON object");
+  // Parses the current line, number `line`.
+  json parse(std::size_t line) const {
+    json j = json::parse(line_, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) fail(line, "not valid JSON: " + excerpt());
+    if (!j.is_object()) fail(line, "expected a JSON object");
     return j;
   }
 
-  // The start of a line, printable characters only (it may be binary).
-  std::string excerpt(std::size_t index) const {
-    const std::string& l = lines_[index];
+  // The start of the current line, printable characters only (it may be
+  // binary).
+  std::string excerpt() const {
+    const std::string& l = line_;
     std::string out;
     for (std::size_t i = 0; i < l.size() && i < 60; ++i) {
       unsigned char c = static_cast<unsigned char>(l[i]);
@@ -102,6 +164,12 @@ class Reader {
                        const char* key) const {
     auto it = j.find(key);
     if (it == j.end()) fail(index, std::string("missing field ") + key);
+    if (it->is_number_unsigned() &&
+        it->get<std::uint64_t>() >
+            std::uint64_t(std::numeric_limits<std::int64_t>::max())) {
+      fail(index, std::string("field ") + key + " = " + it->dump() +
+                      " is out of range (above 2^63 - 1)");
+    }
     if (it->is_number_integer()) return it->get<std::int64_t>();
     if (it->is_string()) {
       const std::string& s = it->get_ref<const std::string&>();
@@ -109,6 +177,10 @@ class Reader {
       auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
       if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) {
         return v;
+      }
+      if (ec == std::errc::result_out_of_range) {
+        fail(index, std::string("field ") + key + " = " + it->dump() +
+                        " is out of range (beyond +-2^63)");
       }
     }
     fail(index, std::string("field ") + key + " must be an integer, got " +
@@ -156,7 +228,22 @@ class Reader {
     }
   }
 
-  ValueId new_value(std::int64_t storage_bytes) {
+  // Every storage's bytes count once (aliases add none): bounding the sum
+  // keeps every sum the runtime makes of them in range (limits.h).
+  void count_storage(std::size_t index, std::int64_t bytes,
+                     const std::string& name) {
+    if (bytes > kMaxTotalBytes - total_bytes_) {
+      fail(index, "the size of '" + name + "' (" + std::to_string(bytes) +
+                      " bytes) brings the trace's storages past 2^61 bytes (" +
+                      std::to_string(total_bytes_) + " before it)");
+    }
+    total_bytes_ += bytes;
+  }
+
+  ValueId new_value(std::size_t index, std::int64_t storage_bytes) {
+    if (program_.value_count == kMaxIds) {
+      fail(index, "too many values: ids run out at 2^32 - 1");
+    }
     refs_.push_back(1);
     storage_bytes_.push_back(storage_bytes);
     return program_.value_count++;
@@ -176,20 +263,19 @@ class Reader {
   }
 
   // Reads the MEMORY (and, for CALL, ALIAS) line that must follow.
-  void skip_blank_lines() {
-    while (pos_ < lines_.size() &&
-           lines_[pos_].find_first_not_of(" \t\r") == std::string::npos) {
-      ++pos_;
+  bool next_nonblank_line() {
+    while (next_line()) {
+      if (!is_blank()) return true;
     }
+    return false;
   }
 
   std::int64_t expect_memory(const std::string& name) {
-    skip_blank_lines();
-    if (pos_ >= lines_.size()) {
-      fail(lines_.size() - 1, "trace ends before the MEMORY line of '" +
-                                  name + "'");
+    if (!next_nonblank_line()) {
+      fail(line_number_, "trace ends before the MEMORY line of '" + name +
+                             "'");
     }
-    std::size_t index = pos_++;
+    const std::size_t index = line_number_;
     json j = parse(index);
     if (peek_string(j, "INSTRUCTION") != "MEMORY") {
       fail(index, "expected MEMORY for '" + name + "'");
@@ -200,7 +286,7 @@ class Reader {
     }
     std::int64_t bytes = get_int(index, j, "MEMORY");
     if (bytes < 0) fail(index, "negative MEMORY " + std::to_string(bytes));
-    // Keeps every sum of sizes far from overflow (a petabyte per tensor).
+    // A petabyte per tensor: beyond it a size is surely garbage.
     if (bytes > kMaxBytes) {
       fail(index, "MEMORY " + std::to_string(bytes) + " exceeds 2^50 bytes");
     }
@@ -208,12 +294,11 @@ class Reader {
   }
 
   int expect_alias(const std::string& name, std::size_t arg_count) {
-    skip_blank_lines();
-    if (pos_ >= lines_.size()) {
-      fail(lines_.size() - 1, "trace ends before the ALIAS line of '" +
-                                  name + "'");
+    if (!next_nonblank_line()) {
+      fail(line_number_, "trace ends before the ALIAS line of '" + name +
+                             "'");
     }
-    std::size_t index = pos_++;
+    const std::size_t index = line_number_;
     json j = parse(index);
     if (peek_string(j, "INSTRUCTION") != "ALIAS") {
       fail(index, "expected ALIAS for '" + name + "'");
@@ -237,7 +322,16 @@ class Reader {
     return t;
   }
 
-  void add_op(ProgramOp op) {
+  void add_op(std::size_t index, ProgramOp op) {
+    if (op.cost_ns > kMaxTotalCostNs - program_.total_cost_ns) {
+      fail(index, "TIME " + std::to_string(op.cost_ns) +
+                      " brings the trace's total cost past 2^61 ns (" +
+                      std::to_string(program_.total_cost_ns) +
+                      " ns before it)");
+    }
+    if (program_.ops.size() >= kMaxIds) {
+      fail(index, "too many operations: ids run out at 2^32 - 1");
+    }
     op.first_output = program_.value_count;
     op.backward = in_backward_;
     program_.total_cost_ns += op.cost_ns;
@@ -247,8 +341,8 @@ class Reader {
   }
 
   void step() {
-    std::size_t index = pos_++;
-    if (lines_[index].find_first_not_of(" \t\r") == std::string::npos) return;
+    const std::size_t index = line_number_;
+    if (is_blank()) return;
     json j = parse(index);
     std::string instr = get_string(index, j, "INSTRUCTION");
     if (instr == "CALL") {
@@ -259,10 +353,12 @@ class Reader {
       ProgramOp op;
       op.name = "constant";
       op.constant = true;
-      op.outputs.push_back({expect_memory(name), -1});
-      add_op(std::move(op));
+      const std::int64_t bytes = expect_memory(name);
+      count_storage(line_number_, bytes, name);
+      op.outputs.push_back({bytes, -1});
+      add_op(index, std::move(op));
       ++program_.constant_count;
-      bind(index, name, new_value(program_.ops.back().outputs[0].bytes), true);
+      bind(index, name, new_value(index, bytes), true);
     } else if (instr == "MUTATE") {
       mutate(index, j);
     } else if (instr == "COPY") {
@@ -271,13 +367,7 @@ class Reader {
       bind(index, dst, v, /*must_be_new=*/true);
       add_ref(v);
     } else if (instr == "COPY_FROM") {
-      std::string dst = get_string(index, j, "DST");
-      ValueId old = value_of(index, dst, "COPY_FROM destination");
-      ValueId v = value_of(index, get_string(index, j, "SRC"),
-                           "COPY_FROM source");
-      drop_ref(index, old, dst);
-      add_ref(v);
-      bind(index, dst, v, false);
+      copy_from(index, j);
     } else if (instr == "RELEASE") {
       std::string name = get_string(index, j, "NAME");
       auto it = slot_of_.find(name);
@@ -292,7 +382,7 @@ class Reader {
                         std::to_string(released) + ")");
       }
       drop_ref(index, slot_value_[it->second], name);
-      slot_released_[it->second] = index + 1;
+      slot_released_[it->second] = index;
     } else if (instr == "ANNOTATE") {
       if (get_string(index, j, "ANNOTATION") == "BACKWARD") in_backward_ = true;
     } else if (instr == "PIN") {
@@ -317,15 +407,17 @@ class Reader {
     std::vector<std::int64_t> storage_bytes;
     for (const auto& r : results) {
       std::int64_t bytes = expect_memory(r);
+      const std::size_t memory_line = line_number_;
       int alias = expect_alias(r, args.size());
+      if (alias < 0) count_storage(memory_line, bytes, r);
       // An alias logs its base storage's size; it owns no bytes itself.
       op.outputs.push_back({alias >= 0 ? 0 : bytes, alias});
       storage_bytes.push_back(
           alias >= 0 ? storage_bytes_[op.inputs[alias]] : bytes);
     }
-    add_op(std::move(op));
+    add_op(index, std::move(op));
     for (std::size_t i = 0; i < results.size(); ++i) {
-      bind(index, results[i], new_value(storage_bytes[i]), true);
+      bind(index, results[i], new_value(index, storage_bytes[i]), true);
     }
   }
 
@@ -353,17 +445,33 @@ class Reader {
     }
     if (op.name.find("backward") != std::string::npos) in_backward_ = true;
     for (std::size_t m : mutated) {
-      op.outputs.push_back({storage_bytes_[op.inputs[m]], -1});
+      const std::int64_t bytes = storage_bytes_[op.inputs[m]];
+      count_storage(index, bytes, args[m] + "$");  // the copy
+      op.outputs.push_back({bytes, -1});
     }
     std::vector<ValueId> old_values;
     for (std::size_t m : mutated) old_values.push_back(op.inputs[m]);
-    add_op(std::move(op));
+    add_op(index, std::move(op));
     for (std::size_t k = 0; k < mutated.size(); ++k) {
       const std::string& name = args[mutated[k]];
-      ValueId fresh = new_value(program_.ops.back().outputs[k].bytes);
+      ValueId fresh = new_value(index, program_.ops.back().outputs[k].bytes);
       bind(index, name, fresh, false);
       drop_ref(index, old_values[k], name);
     }
+  }
+
+  // DST now names SRC's value: the old value loses a reference, SRC's gains
+  // one (in the reference's order). When both are the same value (`x.data =
+  // x`, or DST a COPY of SRC) that is a no-op, as in PyTorch; dropping
+  // first would free a value held by one handle and then revive it.
+  void copy_from(std::size_t index, const json& j) {
+    std::string dst = get_string(index, j, "DST");
+    ValueId old = value_of(index, dst, "COPY_FROM destination");
+    ValueId v = value_of(index, get_string(index, j, "SRC"), "COPY_FROM source");
+    if (v == old) return;
+    drop_ref(index, old, dst);
+    add_ref(v);
+    bind(index, dst, v, false);
   }
 
   void finish() {
@@ -381,8 +489,10 @@ class Reader {
 
   std::string source_;
   TraceReadOptions options_;
-  std::vector<std::string> lines_;
-  std::size_t pos_ = 0;
+  std::istream* in_ = nullptr;
+  std::string line_;              // the current line
+  std::size_t line_number_ = 0;   // 1-based; 0 before the first
+  bool looking_for_start_ = false;
   bool in_backward_ = false;
   Program program_;
   std::unordered_map<std::string, std::uint32_t> slot_of_;
@@ -390,6 +500,7 @@ class Reader {
   std::vector<std::size_t> slot_released_;  // line of its RELEASE, or 0
   std::vector<std::int64_t> refs_;    // per value
   std::vector<std::int64_t> storage_bytes_;  // per value
+  std::int64_t total_bytes_ = 0;  // all storages, see count_storage
 };
 
 }  // namespace

@@ -3,7 +3,11 @@
 /// with the reference simulator's conventions: everything before the first
 /// `ANNOTATE START` is skipped (when there is one), MUTATE becomes a
 /// copy-on-write op, and every value still referenced at the end is pinned.
-/// Malformed input throws TraceError naming the file, line and problem.
+/// The text is read line by line and never held: memory follows the
+/// program, not the file. Malformed input throws TraceError naming the file,
+/// line and problem, and so do absurd numbers: a size over 2^50 bytes,
+/// storages adding up past 2^61 bytes, times adding up past 2^61 ns (the
+/// runtime's limits, dtr/core/limits.h), or more than 2^32 - 1 values.
 #include <istream>
 #include <string>
 

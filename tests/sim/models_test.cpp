@@ -118,9 +118,11 @@ TEST(ModelRegistryTest, BadOptionsThrow) {
   EXPECT_THROW(build_model("resnet", {.depth = 33}, writer), InvalidArgument);
   EXPECT_THROW(build_model("densenet", {.depth = 50}, writer), InvalidArgument);
   EXPECT_THROW(build_model("unet", {.depth = 7}, writer), InvalidArgument);
+  EXPECT_THROW(build_model("treelstm", {.depth = 27}, writer),
+               InvalidArgument);
   EXPECT_THROW(build_model("transformer", {.width = 30}, writer),
                InvalidArgument);
-  EXPECT_THROW(build_model("chain", {.depth = 1 << 20}, writer),
+  EXPECT_THROW(build_model("chain", {.depth = (1 << 21) + 1}, writer),
                InvalidArgument);
 }
 

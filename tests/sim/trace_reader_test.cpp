@@ -17,6 +17,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/sim/program.h"
+#include "dtr/sim/simulator.h"
 #include "dtr/sim/trace_reader.h"
 
 namespace dtr::sim {
@@ -1117,6 +1118,180 @@ TEST(TraceReaderLimitsTest, BinaryInputIsReportedInPrintableCharacters) {
       EXPECT_TRUE(c >= 32 && c < 127) << int(c);
     }
   }
+}
+
+// ---------------------------------------------------------------------------
+// Absurd numbers: every class is rejected at the line that breaks it.
+
+std::string constants_of(int n, const std::string& bytes) {
+  std::string text;
+  for (int i = 1; i <= n; ++i) text += constant("x" + std::to_string(i), bytes);
+  return text;
+}
+
+TEST(TraceReaderLimitsTest, TimesWhoseSumOverflowsNameTheCallThatBreaksIt) {
+  // Three CALLs of 2^63 - 1 ns each used to wrap the total cost.
+  const std::string max = "9223372036854775807";
+  std::string text = constant("x1", "4") +
+                     call("f", {"x1"}, {{"x2", "4"}}, max) +
+                     call("f", {"x2"}, {{"x3", "4"}}, max) +
+                     call("f", {"x3"}, {{"x4", "4"}}, max);
+  EXPECT_TRACE_ERROR(text, 3, "TIME 9223372036854775807",
+                     "total cost past 2^61 ns");
+  // Each within range, the second one breaks the sum.
+  const std::string big = "2000000000000000000";
+  text = constant("x1", "4") + call("f", {"x1"}, {{"x2", "4"}}, big) +
+         mutate("add_", {"x2"}, "[0]", big);
+  EXPECT_TRACE_ERROR(text, 6, "TIME 2000000000000000000",
+                     "2000000000000000000 ns before it");
+}
+
+TEST(TraceReaderLimitsTest, SizesWhoseSumOverflowsNameTheMemoryLine) {
+  // 9,000 tensors of 2^50 bytes: the 2048th brings the sum to 2^61.
+  const std::string peta = "1125899906842624";
+  EXPECT_TRACE_ERROR(constants_of(9000, peta), 2 * 2048,
+                     "the size of 'x2048'", "past 2^61 bytes");
+  std::string text = constants_of(2047, peta) +
+                     call("f", {"x1"}, {{"y", peta}}, "1");
+  EXPECT_TRACE_ERROR(text, 2 * 2047 + 2, "the size of 'y'");
+  // An alias owns no bytes: viewing a huge storage costs nothing.
+  text = constants_of(2047, peta) +
+         call("view", {"x1"}, {{"y", peta, "0"}}, "1");
+  EXPECT_EQ(read(text).ops.size(), 2048u);
+  // A MUTATE copies its argument's storage: that copy counts too.
+  text = constants_of(2047, peta) + mutate("add_", {"x1"}, "[0]", "1");
+  EXPECT_TRACE_ERROR(text, 2 * 2047 + 1, "the size of 'x1$'");
+}
+
+TEST(TraceReaderLimitsTest, NumbersOutsideInt64AreOutOfRange) {
+  std::string text = "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+                     "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":"
+                     "18446744073709551615,\"NAME\":\"x1\"}\n";
+  EXPECT_TRACE_ERROR(text, 2, "MEMORY = 18446744073709551615",
+                     "out of range");
+  EXPECT_TRACE_ERROR(constant("x1", "99999999999999999999"), 2,
+                     "MEMORY = \"99999999999999999999\"", "out of range");
+  EXPECT_TRACE_ERROR(constant("x1", "4") +
+                         call("f", {"x1"}, {{"x2", "4"}},
+                              "-99999999999999999999"),
+                     3, "TIME", "out of range");
+  EXPECT_TRACE_ERROR(constant("x1", "4") +
+                         call("f", {"x1"}, {{"x2", "4", "99999999999999999999"}},
+                              "1"),
+                     5, "ALIAS", "out of range");
+}
+
+TEST(TraceReaderLimitsTest, NegativeSizesAndTimesAreRejectedInEveryForm) {
+  std::string text = "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+                     "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":-5,"
+                     "\"NAME\":\"x1\"}\n";
+  EXPECT_TRACE_ERROR(text, 2, "negative MEMORY -5");
+  EXPECT_TRACE_ERROR(constant("x1", "4") +
+                         call("f", {"x1"}, {{"x2", "-1"}}, "1"),
+                     4, "negative MEMORY -1");
+  EXPECT_TRACE_ERROR(constant("x1", "4") +
+                         mutate("add_", {"x1"}, "[0]", "-9223372036854775808"),
+                     3, "negative TIME");
+}
+
+TEST(TraceReaderLimitsTest, IndicesOutOfRangeAreRejected) {
+  std::string base = constant("x1", "4");
+  EXPECT_TRACE_ERROR(base + call("f", {"x1"}, {{"x2", "4", "1"}}, "1"), 5,
+                     "ALIAS 1 of 'x2' is not an argument index");
+  EXPECT_TRACE_ERROR(base + call("f", {"x1"}, {{"x2", "4", "-2"}}, "1"), 5,
+                     "ALIAS -2");
+  EXPECT_TRACE_ERROR(
+      base + mutate("add_", {"x1"}, "[18446744073709551615]", "1"), 3,
+      "MUTATE index 18446744073709551615 is not an argument index");
+  EXPECT_TRACE_ERROR(base + mutate("add_", {"x1"}, "[-1]", "1"), 3,
+                     "MUTATE index -1");
+}
+
+// ---------------------------------------------------------------------------
+// COPY_FROM of a value onto itself
+
+TEST(TraceReaderTest, CopyFromOntoTheSameValueIsANoOp) {
+  // x.data = x in PyTorch changes nothing. Dropping the only reference
+  // before adding the new one used to free the value for good, and the
+  // replay then failed without a file or line.
+  std::string text = constant("x1", "4") +
+                     call("f", {"x1"}, {{"x2", "8"}}, "1") +
+                     copy_from("x2", "x2") + copy("x3", "x2") +
+                     copy_from("x3", "x2") +  // two names, one value
+                     call("g", {"x2"}, {{"x4", "8"}}, "1");
+  Program p = read(text);
+  EXPECT_EQ(steps_before_pins(p),
+            (std::vector<std::string>{"compute 0", "compute 1", "retain 1",
+                                      "compute 2"}));
+  const Baseline base = compute_baseline(p);
+  EXPECT_EQ(base.compute_ns, 2);
+  for (const char* h : {"lru", "dtr"}) {
+    SimConfig config;
+    config.heuristic = h;
+    config.budget_ratio = 1.0;
+    EXPECT_EQ(simulate(p, base, config).status, SimStatus::kOk) << h;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Streaming: the text is read line by line, never held.
+
+// An input of `lines` generated lines (a CONSTANT, then CALLs), produced one
+// at a time; counts how many lines the reader has pulled.
+class GeneratedTrace : public std::streambuf {
+ public:
+  GeneratedTrace(std::size_t lines, std::size_t bad_line)
+      : lines_(lines), bad_line_(bad_line) {}
+  std::size_t produced() const { return produced_; }
+
+ protected:
+  int_type underflow() override {
+    if (produced_ == lines_) return traits_type::eof();
+    ++produced_;
+    current_ = line(produced_);
+    setg(current_.data(), current_.data(), current_.data() + current_.size());
+    return traits_type::to_int_type(current_[0]);
+  }
+
+ private:
+  std::string line(std::size_t n) const {
+    if (n == bad_line_) return "{oops\n";
+    if (n == 1) return annotate("START");
+    if (n == 2) return constant("x1", "4").substr(0, 39);  // CONSTANT
+    if (n == 3) return constant("x1", "4").substr(39);     // MEMORY
+    // Lines 4, 7, 10, ...: CALL f(x1) -> y<n>; then MEMORY and ALIAS.
+    const std::size_t first = 4 + (n - 4) / 3 * 3;
+    const std::string name = "y" + std::to_string(first);
+    switch ((n - 4) % 3) {
+      case 0: return call_line("f", {"x1"}, {name}, "1");
+      case 1: return memory(name, "4");
+      default: return alias(name, "-1");
+    }
+  }
+  std::size_t lines_, bad_line_, produced_ = 0;
+  std::string current_;
+};
+
+TEST(TraceReaderStreamingTest, ReadsAGeneratedStreamLineByLine) {
+  GeneratedTrace source(3 + 3 * 20000, 0);
+  std::istream in(&source);
+  Program p = read_trace(in, "gen.log");
+  EXPECT_EQ(p.ops.size(), 20001u);
+  EXPECT_EQ(source.produced(), 3u + 3 * 20000);
+}
+
+TEST(TraceReaderStreamingTest, StopsAtTheFirstBadLineWithoutReadingOn) {
+  // The reader used to load the whole input before looking at any line.
+  GeneratedTrace source(3 + 3 * 100000, 1000);
+  std::istream in(&source);
+  try {
+    read_trace(in, "gen.log");
+    FAIL() << "expected a TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[gen.log:1000] ", 0), 0u)
+        << e.what();
+  }
+  EXPECT_LE(source.produced(), 1001u);
 }
 
 }  // namespace

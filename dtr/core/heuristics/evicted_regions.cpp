@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "dtr/core/limits.h"
+
 namespace dtr {
 
 void EvictedRegions::on_storage_created(const Graph& g, StorageId s) {
@@ -65,7 +67,9 @@ void EvictedRegions::explore(const Graph& g, StorageId base, bool upward,
     }
     if (us.material || interior_mark_[u] == interior_epoch_) return;
     interior_mark_[u] = interior_epoch_;
-    sum += us.compute_ns;
+    // Each storage's cost is bounded (limits.h), a region's sum is not: a
+    // many-output op counts its cost once per output storage.
+    sum = saturating_add(sum, us.compute_ns);
     stack_.push_back(u);
   };
   while (!stack_.empty()) {
@@ -123,8 +127,9 @@ double DtrExactHeuristic::score(const Graph& g, StorageId s,
                                 std::int64_t now) {
   ++accesses_;
   const Storage& st = g.storage(s);
-  std::int64_t compute = st.compute_ns + regions_.down_compute(g, s) +
-                         regions_.up_compute(g, s);
+  std::int64_t compute = saturating_add(
+      saturating_add(st.compute_ns, regions_.down_compute(g, s)),
+      regions_.up_compute(g, s));
   return cost_density(compute, st.bytes, now - st.last_access);
 }
 
@@ -132,7 +137,8 @@ double MspsHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
   const Storage& st = g.storage(s);
   if (st.bytes <= 0) return std::numeric_limits<double>::infinity();
-  std::int64_t compute = st.compute_ns + regions_.up_compute(g, s);
+  std::int64_t compute =
+      saturating_add(st.compute_ns, regions_.up_compute(g, s));
   return static_cast<double>(compute) / static_cast<double>(st.bytes);
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "dtr/core/limits.h"
+
 namespace dtr {
 
 std::uint32_t DtrEqHeuristic::find_root(std::uint32_t node) {
@@ -54,14 +56,18 @@ void DtrEqHeuristic::on_evicted(const Graph& g, StorageId s) {
   for (std::uint32_t r : roots_) {
     // Link the neighbour's root under ours and sum (no union by rank, as in
     // the reference; path compression keeps finds short).
+    // Saturating: a class may hold many outputs of one costly op (each
+    // storage's cost is bounded by limits.h, their sum is not).
     parent_[r] = root;
-    value_[root] += value_[r];
+    value_[root] = saturating_add(value_[root], value_[r]);
   }
 }
 
 void DtrEqHeuristic::detach(const Graph& g, StorageId s) {
   std::uint32_t node = node_of_[s];
   if (node == kNoId) return;  // never evicted since it was computed
+  // Cannot overflow: each storage's cost is at most kMaxTotalCostNs, and a
+  // value only drops by the costs of its own members.
   value_[find_root(node)] -= g.storage(s).compute_ns;
   node_of_[s] = kNoId;
 }
@@ -103,7 +109,9 @@ double DtrEqHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   const Storage& st = g.storage(s);
   std::int64_t compute = st.compute_ns;
   neighbour_roots(g, s);
-  for (std::uint32_t r : roots_) compute += value_[r];
+  for (std::uint32_t r : roots_) {
+    compute = saturating_add(compute, value_[r]);
+  }
   return cost_density(compute, st.bytes, now - st.last_access);
 }
 

@@ -74,7 +74,13 @@ const Entry& find(std::string_view name) {
                                        "'; known models: ", known.str()));
 }
 
-// The caps only stop a typo from writing gigabytes of trace.
+// The caps only stop a typo from writing terabytes of trace. Depth goes to
+// 2^21, so that a chain of 10^6 layers (2 x 10^6 ops, ~0.7 GB) can be
+// written to test the simulator at scale; the output is streamed.
+constexpr int kMaxBatch = 1 << 16;
+constexpr int kMaxDepth = 1 << 21;
+constexpr int kMaxWidth = 1 << 16;
+
 void check_knob(std::string_view model, const char* knob, int value, int max) {
   DTR_CHECK(value >= 0 && value <= max, "[model ", model, "] ", knob, " = ",
             value, " is out of range [0, ", max, "] (0 = default)");
@@ -94,9 +100,9 @@ const std::vector<std::string>& model_names() {
 void build_model(std::string_view name, const ModelOptions& options,
                  TraceWriter& out) {
   const Entry& e = find(name);
-  check_knob(name, "batch", options.batch, 1 << 16);
-  check_knob(name, "depth", options.depth, 1 << 16);
-  check_knob(name, "width", options.width, 1 << 16);
+  check_knob(name, "batch", options.batch, kMaxBatch);
+  check_knob(name, "depth", options.depth, kMaxDepth);
+  check_knob(name, "width", options.width, kMaxWidth);
   ModelOptions o = options;
   if (o.batch == 0) o.batch = e.defaults.batch;
   if (o.depth == 0) o.depth = e.defaults.depth;

@@ -17,6 +17,7 @@ namespace {
 // high enough that trees are bushy (about 20-50 nodes at depth 6), low
 // enough that shapes differ from seed to seed.
 constexpr std::uint64_t kBranchPercent = 80;
+constexpr int kMaxTreeDepth = 26;
 
 struct TreeNode {
   std::size_t input;               // index into the tree's input vectors
@@ -99,8 +100,11 @@ State evaluate(const TreeNode& node, const Tree& tree, const Params& p) {
 }  // namespace
 
 void build_treelstm(const ModelOptions& o, TraceWriter& out) {
-  DTR_CHECK(o.depth >= 2 && o.depth <= 20,
-            "[model treelstm] depth must be in [2, 20], got ", o.depth);
+  // Trees grow about 1.6x per level: depth 26 gives some 10^5 to 10^6
+  // nodes (the recursion below is only `depth` deep).
+  DTR_CHECK(o.depth >= 2 && o.depth <= kMaxTreeDepth,
+            "[model treelstm] depth must be in [2, ", kMaxTreeDepth,
+            "], got ", o.depth);
   DTR_CHECK(o.width >= 2, "[model treelstm] width must be >= 2, got ", o.width);
   const std::int64_t hidden = o.width;
   const std::int64_t input = o.width / 2;
