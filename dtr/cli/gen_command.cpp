@@ -2,11 +2,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "dtr/cli/commands.h"
+#include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
 #include "dtr/sim/models/model_registry.h"
+#include "dtr/sim/output_file.h"
 #include "dtr/sim/trace_writer.h"
 
 namespace dtr::cli {
@@ -28,6 +31,7 @@ void run(const GenOptions& o) {
   if (!f) throw InvalidArgument("[gen] cannot write " + o.out);
   sim::TraceWriter w(f);
   sim::build_model(o.model, o.options, w);
+  sim::close_output(f, o.out);  // a trace that was not written is an error
   std::fprintf(stderr, "wrote %zu lines to %s\n", w.lines(), o.out.c_str());
 }
 }  // namespace
@@ -42,11 +46,18 @@ void add_gen_command(CLI::App& app) {
       "gen", "Write a built-in model's training trace (paper's log format)");
   sub->footer("models:" + models);
   sub->add_option("model", o->model, "model name")->required();
-  sub->add_option("--batch", o->options.batch, "batch size (0: default)");
+  // The models check their own upper limits and name them.
+  const auto size = integer_in(0, std::numeric_limits<int>::max());
+  sub->add_option("--batch", o->options.batch, "batch size (0: default)")
+      ->transform(size);
   sub->add_option("--depth", o->options.depth,
-                  "layers / sequence length / tree depth (0: default)");
-  sub->add_option("--width", o->options.width, "channels or hidden size");
-  sub->add_option("--seed", o->options.seed, "seed (tree shapes, jitter)");
+                  "layers / sequence length / tree depth (0: default)")
+      ->transform(size);
+  sub->add_option("--width", o->options.width, "channels or hidden size")
+      ->transform(size);
+  sub->add_option("--seed", o->options.seed, "seed (tree shapes, jitter)")
+      ->transform(integer_in<std::uint64_t>(
+          0, std::numeric_limits<std::uint64_t>::max()));
   sub->add_option("-o,--out", o->out, "output file (default: stdout)");
   sub->callback([o] { run(*o); });
 }

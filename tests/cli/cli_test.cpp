@@ -456,7 +456,7 @@ TEST_F(CliTest, GenToAFullStdoutIsAnError) {
 // Needs dtr/cli/gen_command.cpp to call dtr::sim::close_output(f, o.out)
 // before it reports "wrote N lines" (that file is being changed elsewhere);
 // enable it with that change.
-TEST_F(CliTest, DISABLED_GenToAFullFileIsAnError) {
+TEST_F(CliTest, GenToAFullFileIsAnError) {
   if (!have_dev_full()) GTEST_SKIP() << "no /dev/full";
   RunResult r = dtr("gen chain -o /dev/full");
   expect_write_error(r, "/dev/full");
