@@ -12,7 +12,8 @@ loss, torch.save into io.BytesIO mid-run, copy.deepcopy of
 optimizer.state_dict(), channels_last, torch.utils.checkpoint, in-place
 activations and Dropout(inplace=True) after a flatten, a custom
 autograd.Function, only part of a model checkpointed, a checkpointed leaf,
-.tolist(), new_tensor, gradient accumulation.
+.tolist(), new_tensor, gradient accumulation, random activations (RReLU),
+sequences packed inside forward, sparse embedding gradients.
 """
 import copy
 import io
@@ -514,6 +515,65 @@ def bn_mlp_setup(use_dtr):
                    habits=("eval", "item"))
 
 
+def rrelu_setup(use_dtr):
+    layers = [nn.Linear(64, 256), nn.RReLU()]
+    for k in range(8):  # deep enough that activations dominate the floor
+        layers += [nn.Linear(256, 256), nn.RReLU(inplace=k % 2 == 1)]
+    model = nn.Sequential(*layers, nn.Linear(256, 10))
+    if use_dtr:
+        dtr.checkpoint(model)
+    o = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    return Trainer(model, o, _vec_data(batch=128), habits=("item",))
+
+
+class PackedClassifier(nn.Module):
+    """Pads in, packs inside forward (the usual variable-length habit)."""
+
+    def __init__(self):
+        super().__init__()
+        # A per-step encoder: the GRU's all-steps input projection alone
+        # puts its floor near 0.6 of its own peak.
+        layers = [nn.Linear(16, 64), nn.Tanh()]
+        for _ in range(5):
+            layers += [nn.Linear(64, 64), nn.Tanh()]
+        self.encoder = nn.Sequential(*layers)
+        self.rnn = nn.GRU(64, 64, batch_first=True)
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x, lengths):
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            self.encoder(x), lengths, batch_first=True, enforce_sorted=False)
+        _, h = self.rnn(packed)
+        return self.head(h[-1])
+
+
+def packed_setup(use_dtr):
+    model = PackedClassifier()
+    if use_dtr:
+        dtr.checkpoint(model)
+    lengths = torch.tensor([64, 47, 9, 64, 3, 32, 50, 1] * 4)
+    gen = torch.Generator().manual_seed(11)
+    data = [(torch.randn(32, 64, 16, generator=gen),
+             torch.randint(0, 10, (32,), generator=gen)) for _ in range(3)]
+    o = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
+    return Trainer(model, o, data, forward=lambda x: model(x, lengths))
+
+
+def sparse_embedding_setup(use_dtr):
+    layers = [nn.Embedding(1000, 16, sparse=True), nn.Flatten(),
+              nn.Linear(16 * 16, 256), nn.ReLU()]
+    for _ in range(6):  # activations dominate the floor
+        layers += [nn.Linear(256, 256), nn.ReLU()]
+    model = nn.Sequential(*layers, nn.Linear(256, 10))
+    if use_dtr:
+        dtr.checkpoint(model)
+    gen = torch.Generator().manual_seed(13)
+    data = [(torch.randint(0, 1000, (512, 16), generator=gen),
+             torch.randint(0, 10, (512,), generator=gen)) for _ in range(3)]
+    o = torch.optim.SGD(model.parameters(), lr=0.1)
+    return Trainer(model, o, data, habits=("item",))
+
+
 CASES = [
     vision("resnet18", _tv("resnet18"), "SGD", {"lr": 0.01, "momentum": 0.9},
            habits=("item",)),
@@ -563,6 +623,11 @@ CASES = [
          habits="torch.utils.checkpoint reentrant + not"),
     Case("partial_ab", partial_setup, habits="only B checkpointed"),
     Case("leaf_w", leaf_setup, habits="dtr.checkpoint(leaf w)"),
+    Case("rrelu", rrelu_setup, habits="RReLU (random), in-place, momentum"),
+    Case("packed_gru", packed_setup,
+         habits="pack_padded_sequence in forward, unsorted, Adam"),
+    Case("sparse_embedding", sparse_embedding_setup,
+         habits="Embedding(sparse=True), SGD, item"),
 ]
 
 BY_NAME = {c.name: c for c in CASES}
