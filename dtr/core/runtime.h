@@ -4,9 +4,11 @@
 /// before each allocation, and recomputes evicted values on demand.
 ///
 ///   dtr::Runtime rt({.budget_bytes = 1000}, dtr::make_heuristic("dtr"));
-///   TensorId w = rt.add_constant(100);
-///   auto y = rt.call("relu", {w}, {{.bytes = 400}}, /*cost_ns=*/10)[0];
+///   const dtr::TensorId w[] = {rt.add_constant(100)};
+///   const dtr::OutputSpec out[] = {{.bytes = 400}};
+///   dtr::TensorId y = rt.call("relu", w, out, /*cost_ns=*/10)[0];
 ///   rt.release(y);   // eager policy: evicted at once, still recomputable
+/// (compiled by tests/core/header_examples_test.cpp)
 ///
 /// Rematerialization runs on an explicit work stack (no C++ recursion), so
 /// chains of millions of operators are fine. All methods are O(inputs +

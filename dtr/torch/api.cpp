@@ -14,9 +14,9 @@ torch::nn::Module& checkpoint(torch::nn::Module& module) {
   // them in place and a lineage cut keeps replays correct. Check here that
   // they are tensors the kernel can read.
   for (const auto& p : module.parameters()) {
-    TORCH_CHECK(p.device().is_cpu() && p.layout() == at::kStrided,
-                "[dtr] checkpoint(module): parameter is not a dense CPU "
-                "tensor: ", p.toString());
+    DTR_CHECK(p.device().is_cpu() && p.layout() == at::kStrided,
+              "[dtr] checkpoint(module): parameter is not a dense CPU "
+              "tensor: ", p.toString());
   }
   return module;
 }

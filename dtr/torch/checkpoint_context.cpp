@@ -227,9 +227,9 @@ void Context::note_peak() {
 at::Tensor Context::wrap_constant(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (!t.defined() || as_checkpoint(t) != nullptr) return t;
-  TORCH_CHECK(t.device().is_cpu() && t.layout() == at::kStrided,
-              "[dtr] checkpoint: only dense CPU tensors are supported, got ",
-              t.toString());
+  DTR_CHECK(t.device().is_cpu() && t.layout() == at::kStrided,
+            "[dtr] checkpoint: only dense CPU tensors are supported, got ",
+            t.toString());
   CoreScope scope(*this);
   auto cell = new_cell(checkpoint_id(t), t.detach());  // t's version counter
   cell->external_grad_leaf = t.requires_grad() && t.is_leaf();
@@ -376,14 +376,7 @@ Stats Context::stats() {
 void Context::evict_all() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   CoreScope scope(*this);
-  const std::int64_t budget = runtime_.budget_bytes();
-  runtime_.set_budget(0);
-  try {
-    runtime_.make_room(1);  // evicts until the pool is empty, then throws
-  } catch (const OutOfMemory&) {
-  }
-  runtime_.set_budget(budget);
-  sync_process_budget(0);
+  runtime_.evict_all();
 }
 
 void Context::reset_peak() {

@@ -1,5 +1,6 @@
 #include "dtr/torch/checkpoint_tensor.h"
 
+#include "dtr/core/error.h"
 #include "dtr/torch/checkpoint_context.h"
 
 #include <algorithm>
@@ -89,9 +90,9 @@ CheckpointTensorImpl::shallow_copy_and_detach(
 void CheckpointTensorImpl::shallow_copy_from(
     const c10::intrusive_ptr<c10::TensorImpl>& impl) {
   auto* other = dynamic_cast<CheckpointTensorImpl*>(impl.get());
-  TORCH_CHECK(other != nullptr,
-              "[dtr] shallow_copy_from: cannot set a checkpointed tensor's "
-              "data to a plain tensor");
+  DTR_CHECK(other != nullptr,
+            "[dtr] shallow_copy_from: cannot set a checkpointed tensor's "
+            "data to a plain tensor");
   copy_tensor_metadata(other, this, version_counter(),
                        allow_tensor_metadata_change());
   refresh_numel();

@@ -17,6 +17,7 @@
 #include <ATen/ATen.h>
 
 #include "dtr/core/error.h"
+#include "dtr/core/limits.h"
 
 #include <cstdint>
 #include <string>
@@ -58,7 +59,9 @@ std::int64_t set_budget(std::int64_t bytes,
 /// The budget in force now.
 std::int64_t budget();
 BudgetScope budget_scope();
-inline constexpr std::int64_t kUnlimited = std::int64_t{1} << 60;
+/// "No budget": the runtime's own unlimited (dtr/core/limits.h), also
+/// Python's dtr.UNLIMITED.
+inline constexpr std::int64_t kUnlimited = kMaxTotalBytes;
 
 /// A budget block: `bytes` for as long as it lives. Blocks on several
 /// threads may overlap and end in any order; while any is active the

@@ -106,6 +106,7 @@ std::string op_budget_scope() {
   return budget_scope() == BudgetScope::kProcess ? "process" : "checkpointed";
 }
 int64_t op_budget() { return budget(); }
+int64_t op_unlimited() { return kUnlimited; }
 void op_reset_peak() { reset_peak(); }
 void op_evict_all() { evict_all(); }
 void op_nested_backward(bool enter) {
@@ -210,6 +211,7 @@ TORCH_LIBRARY(dtr, m) {
   m.def("pop_budget(int token) -> ()", &dtr::pt::op_pop_budget);
   m.def("budget_scope() -> str", &dtr::pt::op_budget_scope);
   m.def("budget() -> int", &dtr::pt::op_budget);
+  m.def("unlimited() -> int", &dtr::pt::op_unlimited);
   m.def("reset_peak() -> ()", &dtr::pt::op_reset_peak);
   m.def("dump() -> ()", &dtr::pt::op_dump);
   m.def("evict_all() -> ()", &dtr::pt::op_evict_all);

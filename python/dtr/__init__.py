@@ -28,7 +28,6 @@ __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
            "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
            "set_cost_model", "record", "UNLIMITED"]
 
-UNLIMITED = 1 << 60
 
 
 def _find_library():
@@ -50,6 +49,7 @@ def _find_library():
 
 torch.ops.load_library(_find_library())
 _ops = torch.ops.dtr
+UNLIMITED = _ops.unlimited()  # "no budget", as the library defines it
 
 
 def is_checkpoint(t):

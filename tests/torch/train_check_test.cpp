@@ -32,10 +32,14 @@ TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
   // byte cost model makes the test deterministic.
   o.bytes_cost = true;
   // 16 time steps instead of 32: the same per-step shapes, half the time.
-  if (std::string(c.model) == "lstm") setenv("DTR_LSTM_SEQ", "16", 1);
+  // Set for this run only: no test leaks environment changes.
+  const bool lstm = std::string(c.model) == "lstm";
+  if (lstm) setenv("DTR_LSTM_SEQ", "16", 1);
   std::ostringstream log;
   dtr::models::RunReport run;
-  ASSERT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
+  EXPECT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
+  if (lstm) unsetenv("DTR_LSTM_SEQ");
+  if (::testing::Test::HasFailure()) return;
   EXPECT_NE(log.str().find("bitwise identical"), std::string::npos)
       << log.str();
   EXPECT_LE(run.dtr_peak_bytes, run.stats.budget_bytes) << log.str();
