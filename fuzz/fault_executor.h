@@ -6,6 +6,7 @@
 // be made to throw at a chosen moment, to check that the runtime stays
 // usable after an executor failure.
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -25,12 +26,13 @@ class FaultExecutor : public Executor {
   /// The `n`-th replay from now (1 = the next) throws; 0 disarms.
   void arm(std::uint32_t n) { fail_in_ = n; }
 
-  /// Hash of an op about to run for the first time, from its inputs'
-  /// current values (they must be resident).
-  std::uint64_t first_hash(const Graph& g, std::string_view name,
+  /// Hash of an op that has run for the first time, from its inputs'
+  /// original values (the runtime may free an input as the call returns,
+  /// e.g. a released constant under free_dead_constants).
+  std::uint64_t first_hash(std::string_view name,
                            std::span<const TensorId> inputs) const {
     std::uint64_t h = std::hash<std::string_view>{}(name);
-    for (TensorId in : inputs) h = mix(h, read(in));
+    for (TensorId in : inputs) h = mix(h, truth(in));
     return h;
   }
   /// Records the first values of op's outputs (after call / end_call).
@@ -43,8 +45,10 @@ class FaultExecutor : public Executor {
 
   void replay(const Graph& g, OpId op) override {
     if (fail_in_ != 0 && --fail_in_ == 0) throw InjectedFailure();
+    // A replay reads its inputs' current buffers: they must be resident.
     const Op& o = g.op(op);
-    std::uint64_t h = first_hash(g, o.name, o.inputs);
+    std::uint64_t h = std::hash<std::string_view>{}(o.name);
+    for (TensorId in : o.inputs) h = mix(h, read(in));
     for (std::size_t i = 0; i < o.outputs.size(); ++i) {
       TensorId out = o.outputs[i];
       std::uint64_t v = mix(h, i + 1);
@@ -67,7 +71,11 @@ class FaultExecutor : public Executor {
     return it->second;
   }
   bool has(TensorId t) const { return values_.count(t) != 0; }
-  std::uint64_t truth(TensorId t) const { return truth_.at(t); }
+  std::uint64_t truth(TensorId t) const {
+    auto it = truth_.find(t);
+    DTR_FUZZ_CHECK(it != truth_.end(), "tensor ", t, " was never computed");
+    return it->second;
+  }
 
  private:
   static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
