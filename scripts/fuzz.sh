@@ -43,8 +43,9 @@ for t in "${targets[@]}"; do
     tail -n 60 "$work/$t.log"
     echo "fuzz.sh: $t FAILED; reproducer(s) in $artifacts/"
   fi
-  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
-    "$work/$t.log" | sed "s/^/fuzz.sh: $t /"
+  { grep -E '^#[0-9]+ +DONE' "$work/$t.log" || true
+    grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
+      "$work/$t.log"; } | sed "s/^/fuzz.sh: $t /"
   echo "fuzz.sh: $t corpus $(ls "$work/$t" | wc -l) new files"
 done
 echo "fuzz.sh: total $((SECONDS - start)) s"
