@@ -43,7 +43,7 @@ for t in "${targets[@]}"; do
     tail -n 60 "$work/$t.log"
     echo "fuzz.sh: $t FAILED; reproducer(s) in $artifacts/"
   fi
-  { grep -E '^#[0-9]+ +DONE' "$work/$t.log" || true
+  { grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$t.log" || true
     grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
       "$work/$t.log"; } | sed "s/^/fuzz.sh: $t /"
   echo "fuzz.sh: $t corpus $(ls "$work/$t" | wc -l) new files"
