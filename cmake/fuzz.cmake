@@ -4,7 +4,10 @@
 option(DTR_BUILD_FUZZ "Build the libFuzzer targets in fuzz/ (clang)" OFF)
 if(DTR_BUILD_FUZZ)
   if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    # Linked too, so other executables (dtr, the tests) find the coverage
+    # callbacks without libFuzzer's main.
     add_compile_options(-fsanitize=fuzzer-no-link)
+    add_link_options(-fsanitize=fuzzer-no-link)
     message(STATUS "dtr: fuzz targets on (fuzz/)")
   else()
     message(WARNING "dtr: DTR_BUILD_FUZZ needs clang (libFuzzer); "
