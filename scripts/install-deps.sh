@@ -11,6 +11,8 @@ packages=(
   gnuplot-nox                      # overhead-vs-budget plots (PNG)
   libtorch-dev                     # LibTorch integration (CPU, 1.13)
   python3-torch python3-torchvision  # `import dtr` from Debian's Python
+  clang libclang-rt-14-dev         # sanitizer build and libFuzzer runtime
+  llvm                             # llvm-symbolizer: readable sanitizer stacks
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,152 @@
+// trace_fuzz: bytes -> trace reader -> unbounded baseline -> every heuristic
+// and deallocation policy at two budgets derived from the baseline peak.
+// Rejecting the bytes with a TraceError is fine; anything else the reader
+// throws, any exception from the baseline of a trace the reader accepted,
+// any exception from simulate() (out of memory and thrashing are results),
+// a peak above the budget of a successful run, or accounting that differs
+// from the resident storages' bytes at any step is a finding (abort).
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dtr/core/dealloc_policy.h"
+#include "dtr/core/heuristic.h"
+#include "dtr/sim/simulator.h"
+#include "dtr/sim/trace_reader.h"
+#include "invariants.h"
+
+namespace dtr::fuzz {
+namespace {
+
+struct RunConfig {
+  std::string heuristic;
+  DeallocPolicy policy;
+  double ratio;
+  bool prototype;  // sample_sqrt + ignore_small
+};
+
+// The simulator's replay (dtr/sim/simulator.cpp), with the invariants
+// checked after every step. Returns the peak, or -1 if the run stopped on
+// out-of-memory or thrashing.
+std::int64_t checked_replay(const sim::Program& p, const sim::Baseline& b,
+                            const RunConfig& c, std::int64_t budget) {
+  RuntimeOptions o;
+  o.budget_bytes = budget;
+  o.policy = c.policy;
+  o.sample_sqrt = c.prototype;
+  o.ignore_small = c.prototype;
+  o.remat_limit_ns = b.compute_ns;  // thrash limit 2.0, as simulate()'s
+  Runtime rt(o, make_heuristic(c.heuristic));
+  std::vector<TensorId> tensor_of(p.value_count, kNoId);
+  const std::vector<std::uint32_t> no_locks;
+  auto check = [&] {
+    check_accounting(rt);
+    check_locks(rt.graph(), no_locks);
+    DTR_FUZZ_CHECK(rt.stats().memory_bytes <= budget, "memory ",
+                   rt.stats().memory_bytes, " over budget ", budget);
+  };
+  try {
+    for (const sim::Step& step : p.steps) {
+      const TensorId t = step.kind == sim::StepKind::kCompute
+                             ? kNoId
+                             : tensor_of[step.index];
+      switch (step.kind) {
+        case sim::StepKind::kCompute: {
+          const sim::ProgramOp& op = p.ops[step.index];
+          if (op.constant) {
+            tensor_of[op.first_output] = rt.add_constant(op.outputs[0].bytes);
+            break;
+          }
+          std::vector<TensorId> in;
+          for (sim::ValueId v : op.inputs) in.push_back(tensor_of[v]);
+          auto out = rt.call(op.name, in, op.outputs, op.cost_ns);
+          for (std::size_t i = 0; i < out.size(); ++i) {
+            tensor_of[op.first_output + i] = out[i];
+          }
+          break;
+        }
+        case sim::StepKind::kRetain: rt.retain(t); break;
+        case sim::StepKind::kRelease: rt.release(t); break;
+        case sim::StepKind::kPin: rt.pin(t); break;
+      }
+      check();
+    }
+  } catch (const OutOfMemory&) {
+    check();
+    return -1;
+  } catch (const RematLimitExceeded&) {
+    check();
+    return -1;
+  }
+  return rt.stats().peak_bytes;
+}
+
+void run_one(const sim::Program& p, const sim::Baseline& b,
+             const RunConfig& c) {
+  sim::SimConfig config;
+  config.heuristic = c.heuristic;
+  config.policy = c.policy;
+  config.budget_ratio = c.ratio;
+  config.sample_sqrt = c.prototype;
+  config.ignore_small = c.prototype;
+  sim::SimResult r;
+  try {
+    r = sim::simulate(p, b, config);
+  } catch (const std::exception& e) {
+    fail(detail::concat("simulate threw on a trace the baseline accepted (",
+                        c.heuristic, ", ", to_string(c.policy), ", ratio ",
+                        c.ratio, "): ", e.what()));
+  }
+  const std::string where = detail::concat(
+      c.heuristic, "/", to_string(c.policy), " ratio ", c.ratio);
+  if (r.status == sim::SimStatus::kOk) {
+    DTR_FUZZ_CHECK(r.peak_bytes <= r.budget_bytes, where, ": peak ",
+                   r.peak_bytes, " budget ", r.budget_bytes);
+    DTR_FUZZ_CHECK(r.model_compute_ns == b.compute_ns, where, ": model ",
+                   r.model_compute_ns, " baseline ", b.compute_ns);
+  }
+  // The checked replay is the same run: same outcome and peak.
+  std::int64_t peak = checked_replay(p, b, c, r.budget_bytes);
+  std::int64_t sim_peak = r.status == sim::SimStatus::kOk ? r.peak_bytes : -1;
+  DTR_FUZZ_CHECK(peak == sim_peak, where, ": checked replay peak ", peak,
+                 " simulate ", sim_peak);
+}
+
+}  // namespace
+}  // namespace dtr::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
+  using namespace dtr;
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  sim::Program program;
+  try {
+    program = sim::read_trace(in, "fuzz");
+  } catch (const sim::TraceError&) {
+    return 0;  // rejected with the documented error: fine
+  }
+  sim::Baseline baseline;
+  try {
+    baseline = sim::compute_baseline(program);
+  } catch (const std::exception& e) {
+    fuzz::fail(std::string("the baseline rejects a trace the reader "
+                           "accepted: ") + e.what());
+  }
+  DTR_FUZZ_CHECK(baseline.peak_bytes >= 0, "negative baseline peak");
+  // Two budgets: one that usually needs a few evictions, one that needs
+  // many (and runs out of memory on some traces), with the prototype's
+  // search shortcuts on the tighter one.
+  for (double ratio : {0.7, 0.3}) {
+    for (const std::string& h : heuristic_names()) {
+      for (DeallocPolicy policy : {DeallocPolicy::kEager,
+                                   DeallocPolicy::kIgnore,
+                                   DeallocPolicy::kBanish}) {
+        fuzz::run_one(program, baseline, {h, policy, ratio, ratio < 0.5});
+      }
+    }
+  }
+  return 0;
+}
