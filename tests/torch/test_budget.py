@@ -84,10 +84,13 @@ class BudgetTest(unittest.TestCase):
         peak = dtr.stats()["dtr_peak_bytes"]
         results, errors = [None, None], []
         start = threading.Barrier(2)
+        # Built here: torch.manual_seed and randn share one generator, so
+        # two threads building at once would draw each other's numbers.
+        programs = [_train(0), _train(0)]
 
         def worker(k):
             try:
-                net, x, steps = _train(0)
+                net, x, steps = programs[k]
                 start.wait()
                 with dtr.budget(int(peak * 0.6)):
                     results[k] = _run(net, x, steps, use_dtr=True)
