@@ -11,6 +11,7 @@ packages=(
   gnuplot-nox                      # overhead-vs-budget plots (PNG)
   libtorch-dev                     # LibTorch integration (CPU, 1.13)
   python3-torch python3-torchvision  # `import dtr` from Debian's Python
+  python3-pip python3-setuptools python3-wheel  # `pip install .` (offline)
 )
 missing=()
 for p in "${packages[@]}"; do
