@@ -1,7 +1,7 @@
 """Builds libdtr_torch.so with CMake and ships it as dtr/_lib/libdtr_torch.so.
 
-The package metadata is in pyproject.toml; this file only adds the CMake
-step to build_py. By default it configures a fresh temporary build directory
+The package metadata is in pyproject.toml; this file says where the
+package is (python/dtr) and adds the CMake step to build_py. By default it configures a fresh temporary build directory
 (-DDTR_BUILD_TESTS=OFF -DDTR_BUILD_BENCH=OFF), builds the dtr_torch target
 and deletes the directory. Environment:
 
@@ -122,6 +122,7 @@ class BinaryDistribution(Distribution):
 if sys.version_info < (3, 9):
     sys.exit("dtr needs Python 3.9 or newer (Debian's /usr/bin/python3)")
 
-setup(distclass=BinaryDistribution,
+setup(package_dir={"": "python"}, packages=["dtr"],
+      distclass=BinaryDistribution,
       cmdclass={"build": BuildOutsideSources, "build_py": BuildPyWithLibrary,
                 "egg_info": EggInfoOutsideSources})
