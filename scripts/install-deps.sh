@@ -13,6 +13,7 @@ packages=(
   python3-torch python3-torchvision  # `import dtr` from Debian's Python
   clang libclang-rt-14-dev         # sanitizer build and libFuzzer runtime
   llvm                             # llvm-symbolizer: readable sanitizer stacks
+  python3-pip python3-setuptools python3-wheel  # `pip install .` (offline)
 )
 missing=()
 for p in "${packages[@]}"; do

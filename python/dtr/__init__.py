@@ -15,8 +15,18 @@ in any order; while any is active the budget is the sum over threads of each
 thread's innermost block (their values share one pool), and afterwards what
 ``set_budget()`` set (unlimited by default).
 
-Loads the same libdtr_torch.so the C++ API uses into Debian's python3-torch
-(found through $DTR_TORCH_LIBRARY or next to the build directories).
+Loads the same libdtr_torch.so the C++ API uses into Debian's python3-torch.
+It looks, in order, at $DTR_TORCH_LIBRARY, at the copy installed inside the
+package (dtr/_lib/libdtr_torch.so, put there by ``pip install .``), then, in
+a source checkout, at the CMake build directories (build*/) next to python/.
+
+Importing dtr patches a few Python methods of torch.Tensor: __repr__,
+numpy, tolist, __reduce_ex__ (pickling, torch.save), __deepcopy__,
+new_tensor, storage and untyped_storage. These read a tensor's memory
+directly, and a checkpointed tensor has no storage of its own (its value may
+be evicted), so without the patch printing, saving or copying one would
+fail. Each patched method calls the original unchanged for every tensor
+that is not checkpointed; see _tensor_methods.py.
 """
 import contextlib
 import glob
@@ -31,20 +41,36 @@ __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
 
 
 def _find_library():
+    """The path of libdtr_torch.so; an ImportError naming every place
+    searched if there is none."""
     path = os.environ.get("DTR_TORCH_LIBRARY")
     if path:
+        if not os.path.isfile(path):
+            raise ImportError(f"dtr: DTR_TORCH_LIBRARY={path!r} is not a file")
         return path
-    root = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
+    here = os.path.dirname(os.path.abspath(__file__))
+    shipped = os.path.join(here, "_lib", "libdtr_torch.so")
+    if os.path.isfile(shipped):
+        return shipped
+    # A source checkout: <root>/python/dtr/__init__.py, built into
+    # <root>/build*/ (or into build*/ beside <root>).
+    root = os.path.dirname(os.path.dirname(here))
     patterns = [os.path.join(root, "build*", "dtr", "torch", "libdtr_torch.so"),
                 os.path.join(os.path.dirname(root), "build*", "**",
                              "libdtr_torch.so")]
-    for pattern in patterns:
+    checkout = os.path.isfile(os.path.join(root, "CMakeLists.txt"))
+    for pattern in patterns if checkout else []:
         found = sorted(glob.glob(pattern, recursive=True))
         if found:
             return found[0]
-    raise ImportError("dtr: libdtr_torch.so not found; build the dtr_torch "
-                      "target and set DTR_TORCH_LIBRARY to its path")
+    searched = "\n  ".join(["$DTR_TORCH_LIBRARY (not set)", shipped]
+                           + (patterns if checkout else
+                              [f"(no source checkout around {here})"]))
+    raise ImportError("dtr: libdtr_torch.so not found; searched:\n  "
+                      f"{searched}\nInstall the package with `pip install "
+                      "--no-build-isolation .` from the source tree, or build "
+                      "the dtr_torch target and set DTR_TORCH_LIBRARY to "
+                      "its path")
 
 
 torch.ops.load_library(_find_library())

@@ -37,8 +37,14 @@ def _shared(t):
     return _ops.hold_value(t) if is_checkpoint(t) else t
 
 
-def _numpy(self, *, force=False):
-    if is_checkpoint(self) and self.requires_grad and not force:
+def _numpy(self, *args, **kwargs):
+    if not is_checkpoint(self):
+        return _plain["numpy"](self, *args, **kwargs)
+    return _numpy_checkpoint(self, *args, **kwargs)
+
+
+def _numpy_checkpoint(self, *, force=False):
+    if self.requires_grad and not force:
         # What PyTorch says: the checkpointed value handed to numpy() is
         # detached, so without this check the refusal would be lost.
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
@@ -68,10 +74,14 @@ def _deepcopy(self, memo):
     return copy
 
 
-def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+def _new_tensor(self, data, *args, **kwargs):
     if not is_checkpoint(self):
-        return _plain["new_tensor"](self, data, dtype=dtype, device=device,
-                                    requires_grad=requires_grad)
+        return _plain["new_tensor"](self, data, *args, **kwargs)
+    return _new_tensor_checkpoint(self, data, *args, **kwargs)
+
+
+def _new_tensor_checkpoint(self, data, *, dtype=None, device=None,
+                           requires_grad=False):
     t = torch.tensor(data, dtype=dtype or self.dtype, device=device or "cpu")
     return _ops.checkpoint(t).requires_grad_(requires_grad)
 
