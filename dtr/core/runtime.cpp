@@ -197,7 +197,10 @@ void Runtime::finish_frame() {
     }
     stats_.bottleneck_bytes = std::max(stats_.bottleneck_bytes, needed);
   }
-  if (options_.remat_limit_ns >= 0 &&
+  // Only a recomputation can pass the limit: a call's own (first) compute
+  // must not throw once it has run, or every call after the limit was
+  // reached would compute and then be discarded.
+  if (f.remat && options_.remat_limit_ns >= 0 &&
       stats_.remat_compute_ns > options_.remat_limit_ns) {
     throw RematLimitExceeded(stats_.remat_compute_ns, options_.remat_limit_ns);
   }
@@ -397,10 +400,18 @@ void Runtime::discard_call(OpId op_id) {
     Storage& st = graph_.storage(t.storage);
     st.ext_refs -= t.ext_refs;
     t.ext_refs = 0;
+    // The program never got these ids (and a failed call may have taken
+    // recycled ones): as forgotten, every method rejects them. They are
+    // never recycled (collect() is not run), so never reused either.
+    t.forgotten = true;
     if (t.is_alias) {
       auto& ts = st.tensors;
       ts.erase(std::remove(ts.begin(), ts.end(), out), ts.end());
     } else {
+      // Its own new storage: free it if the op ran, so it leaves neither
+      // memory nor the eviction pool (a constant there would be evicted).
+      free_buffer(t.storage);
+      st.forgotten = 1;
       st.banished = true;
       heuristic_->on_banished(graph_, t.storage);
     }
