@@ -254,7 +254,7 @@ void Runtime::compute(TensorId t, bool remat) {
   std::int64_t duplicate_bytes = 0;
   auto note_storage = [&](TensorId u) {
     StorageId s = graph_.tensor(u).storage;
-    if (!graph_.storage(s).material &&
+    if (!graph_.storage(s).material && !graph_.storage(s).banished &&
         std::find(scratch_.begin(), scratch_.end(), s) == scratch_.end()) {
       scratch_.push_back(s);
     }
@@ -282,6 +282,7 @@ void Runtime::compute(TensorId t, bool remat) {
     graph_.storage(ut.storage).computed = true;
   }
   stats_.memory_bytes -= duplicate_bytes;
+  drop_banished_outputs(op);
 
   for (StorageId s : scratch_) {
     if (graph_.storage(s).locks == 0 && !graph_.storage(s).pinned) {
@@ -289,16 +290,6 @@ void Runtime::compute(TensorId t, bool remat) {
     }
   }
   heuristic_->on_materialized(graph_, scratch_);
-  // A replay writes every output, forgotten ones too; nothing can read
-  // those, so they go again at once.
-  for (StorageId s : scratch_) {
-    const Storage& st = graph_.storage(s);
-    if (st.forgotten != 0 && st.forgotten == st.tensors.size() &&
-        st.locks == 0) {
-      free_buffer(s);
-      heuristic_->on_banished(graph_, s);
-    }
-  }
   if (options_.policy == DeallocPolicy::kBanish ||
       options_.free_dead_constants) {
     // A parent waiting to be banished may now have no evicted dependents.
@@ -307,6 +298,17 @@ void Runtime::compute(TensorId t, bool remat) {
         if (p != s && graph_.storage(p).banish_pending) try_banish(p);
       });
     }
+  }
+}
+
+// A replay writes every output of its op, also those whose storage was
+// freed for good (banished, or all its tensors forgotten): nothing may read
+// them and nothing would free them again, so they go at once, before they
+// are pooled or shown to the heuristic (which saw them banished).
+void Runtime::drop_banished_outputs(const Op& op) {
+  for (TensorId u : op.outputs) {
+    const StorageId s = graph_.tensor(u).storage;
+    if (graph_.storage(s).banished) free_buffer(s);
   }
 }
 

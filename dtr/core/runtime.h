@@ -165,6 +165,7 @@ class Runtime {
   void lock(StorageId s);
   void unlock(StorageId s);
   void try_banish(StorageId s);
+  void drop_banished_outputs(const Op& op);
   void free_buffer(StorageId s);
   void pin_children(StorageId s);
   void drop_forgotten(StorageId s);

@@ -83,5 +83,21 @@ TEST(FaultTest, RecycledIdTakenByAFailedCallIsRejected) {
   rt.check_invariants();
 }
 
+// forget-banished-sibling-after-replay.bin
+TEST(FaultTest, ReplayDoesNotBringBackABanishedSibling) {
+  Runtime rt({.budget_bytes = 169, .policy = DeallocPolicy::kBanish},
+             make_heuristic("dtr"));
+  auto out = call(rt, {}, {{58, -1}, {42, -1}});
+  const TensorId a = out[0], b = out[1];
+  rt.release(b);  // banished
+  rt.evict_all();
+  rt.pin(a);  // replays the op, which writes b's storage too
+  EXPECT_FALSE(rt.is_defined(b));
+  EXPECT_EQ(rt.stats().memory_bytes, 58);
+  rt.check_invariants();
+  rt.forget(b);
+  rt.check_invariants();
+}
+
 }  // namespace
 }  // namespace dtr
