@@ -94,6 +94,10 @@ void Runtime::unlock(StorageId s) {
     try_banish(s);
     return;
   }
+  if (st.banish_pending) {  // deferred while locked, see try_banish
+    try_banish(s);
+    if (st.banished) return;
+  }
   if (st.pinned || !st.material) return;
   if (st.evict_on_unlock) {
     st.evict_on_unlock = false;
@@ -185,9 +189,14 @@ void Runtime::finish_frame() {
   const Op& op = graph_.op(tensor.op);
   free_for(op.total_bytes);
   compute(f.tensor, f.remat);
+  // Unlock the inputs while the frame is still on the stack, so that a
+  // pending banish an unlock retries spares the frame's own tensor (an
+  // input's storage may also hold it, as a view): materialize() must leave
+  // it defined. Its range is emptied first: the locks are no longer its.
+  frames_.back().cursor = frames_.back().end = f.begin;
+  for (TensorId p : op.inputs) unlock(graph_.tensor(p).storage);
   frames_.pop_back();
   arena_.resize(f.begin);
-  for (TensorId p : op.inputs) unlock(graph_.tensor(p).storage);
   if (!op.constant) {
     std::int64_t needed = op.total_bytes;
     for (TensorId p : op.inputs) {
@@ -599,7 +608,7 @@ void Runtime::try_banish(StorageId s) {
     const Storage& cs = graph_.storage(c);
     if (c != s && !cs.material && !cs.banished) evicted_dependent = true;
   });
-  if (evicted_dependent) {
+  if (evicted_dependent || needed_by_frames(s)) {
     st.banish_pending = true;
     return;
   }
@@ -609,6 +618,22 @@ void Runtime::try_banish(StorageId s) {
   heuristic_->on_banished(graph_, s);
   ++stats_.banishments;
   pin_children(s);
+}
+
+// Whether a materialization in progress still needs `s`: a frame's own
+// tensor, or a parent it has not locked yet (being rematerialized). Banishing
+// it then would make the frame lock an evicted storage, or materialize()
+// return with its tensor undefined; the banish waits for the last unlock
+// (see unlock) or the next replay of a child. Scanned only when everything
+// else allows the banish. (The locked parents are excluded by locks != 0.)
+bool Runtime::needed_by_frames(StorageId s) const {
+  for (const Frame& f : frames_) {
+    if (graph_.tensor(f.tensor).storage == s) return true;
+    for (std::uint32_t i = f.cursor; i < f.end; ++i) {
+      if (graph_.tensor(arena_[i]).storage == s) return true;
+    }
+  }
+  return false;
 }
 
 // Releases a resident buffer that nothing will read: not an eviction.

@@ -93,7 +93,9 @@ class Runtime {
   /// Evicts until `bytes` more fit in the budget; throws OutOfMemory.
   void make_room(std::int64_t bytes);
 
-  /// Makes `t` defined again (recomputing as needed).
+  /// Makes `t` defined again (recomputing as needed). Also a released `t`
+  /// under the banish policy: it is not banished before this returns (it
+  /// may be by a later operation, once nothing needs it).
   void materialize(TensorId t);
   /// Materializes `t` and makes its storage unevictable for good.
   void pin(TensorId t);
@@ -165,6 +167,7 @@ class Runtime {
   void lock(StorageId s);
   void unlock(StorageId s);
   void try_banish(StorageId s);
+  bool needed_by_frames(StorageId s) const;
   void drop_banished_outputs(const Op& op);
   void free_buffer(StorageId s);
   void pin_children(StorageId s);

@@ -99,5 +99,65 @@ TEST(FaultTest, ReplayDoesNotBringBackABanishedSibling) {
   rt.check_invariants();
 }
 
+// materialize-view-whose-input-is-banished.bin
+TEST(FaultTest, InputIsNotBanishedWhileAFrameNeedsIt) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  auto out = call(rt, {}, {{0, -1}, {48, -1}});
+  const TensorId a = out[0], b = out[1];
+  const TensorId v = call(rt, {a, b}, {{0, 1}})[0];  // a view of b
+  rt.release(b);
+  rt.evict_all();
+  rt.release(a);  // banish waits: the storage of b (via v) is evicted
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
+// released-input-banished-during-call.bin
+TEST(FaultTest, ReleasedInputIsNotBanishedDuringTheCall) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("dtr"));
+  auto out = call(rt, {}, {{120, -1}, {182, -1}, {243, -1}});
+  const TensorId b = out[1], c = out[2];
+  std::vector<TensorId> in{b, c};
+  rt.begin_call(in);
+  std::vector<OutputSpec> view{{0, 0}};
+  rt.end_call("g", in, view, 10);
+  rt.evict_all();
+  rt.release(c);  // banish waits: the storage of b (via the view) is evicted
+  const TensorId k = rt.add_constant(69);
+  const TensorId w = call(rt, {k, c}, {{0, 0}})[0];
+  rt.check_invariants();
+}
+
+// Under banish, materialize(t) of a released t leaves t defined.
+TEST(FaultTest, MaterializeOfAReleasedTensorDefinesIt) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  auto out = call(rt, {}, {{10, -1}, {48, -1}});
+  const TensorId a = out[0], b = out[1];
+  call(rt, {a, b}, {{0, 1}});  // a view of b, read from a
+  rt.evict_all();
+  rt.release(a);  // banish waits: the storage of b is evicted
+  rt.materialize(a);  // brings b's storage back too
+  EXPECT_TRUE(rt.is_defined(a));
+  rt.check_invariants();
+}
+
+// The same for a released view whose storage is its op's input: the banish
+// that unlocking the input retries must spare it.
+TEST(FaultTest, MaterializeOfAReleasedViewDefinesIt) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  auto out = call(rt, {}, {{48, -1}, {10, -1}});
+  const TensorId a = out[0], b = out[1];
+  const TensorId v = call(rt, {a}, {{0, 0}})[0];      // a view of a
+  call(rt, {a, b}, {{0, 1}});  // a view of b
+  rt.release(b);
+  rt.evict_all();
+  rt.release(v);
+  rt.release(a);  // banish waits: the storage of b (via the view) is evicted
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
 }  // namespace
 }  // namespace dtr
