@@ -27,41 +27,13 @@ namespace {
 
 constexpr const char* kOpNames[] = {"f", "g", "h", "view"};
 
-// Note [Known bug: use after a remat limit]
-// Once remat compute has passed RuntimeOptions::remat_limit_ns, every later
-// call and add_constant computes its op and then throws RematLimitExceeded;
-// the discarded op's storage stays resident and in the eviction pool (for a
-// constant, evicting it then throws InternalError). Reproducer and report:
-// fuzz/regressions/runtime_fuzz/. Until it is fixed, a run stops at its
-// first RematLimitExceeded (as the simulator does), so the fuzzer looks for
-// other bugs.
-//
-// Note [Known bug: ids of a failed call]
-// A call that fails keeps its output ids, and the runtime still accepts
-// them: materializing an alias output of a failed call replays the
-// discarded op (with its inputs cleared) and makes its storage, freed for
-// good, resident again. No program is ever given those ids (a failed call
-// may also take a forgotten, recycled id), so pick() never makes one up.
-//
-// Note [Known bug: banished sibling replayed]
-// Under the banish policy, replaying a multi-output op makes an output
-// storage that was already freed for good resident again (compute() frees
-// forgotten outputs again at once, not banished ones); forget() of it then
-// leaves it resident, since drop_forgotten() takes banished for freed, and
-// check_invariants() throws. So forget() is not tried on such a storage.
-//
-// Note [Known bug: input banished during its own rematerialization]
-// Under the banish policy, a released value whose banishing waits for an
-// evicted dependent is banished as soon as a replay brings the dependent's
-// storage back, even while an outer frame is rematerializing it as an
-// input (a held view of that storage, or a call the program passes it to);
-// the frame then locks an evicted storage: InternalError. Released tensors
-// are not passed as inputs under banish, and an InternalError with this
-// signature under banish ends the run instead of failing it.
-//
-// Each workaround keeps the fuzzer finding other bugs until these are
-// fixed; DTR_FUZZ_KNOWN_BUGS=1 turns them all off, to reproduce the files
-// in fuzz/regressions/runtime_fuzz/.
+// The four bugs runtime_fuzz found (a failed call left behind by a remat
+// limit, ids of a failed call, a banished sibling replayed, an input
+// banished during its own rematerialization) are fixed; their reproducers
+// are in fuzz/corpus/runtime_fuzz/ and tests/core/fault_test.cpp. New
+// findings get a workaround here, a Note [Known bug: ...] and a file in
+// fuzz/regressions/runtime_fuzz/; DTR_FUZZ_KNOWN_BUGS=1 turns the
+// workarounds off.
 
 class Driver {
  public:
@@ -93,15 +65,7 @@ class Driver {
       try {
         step();
       } catch (const InternalError& e) {
-        if (!known_banish_bug(e)) fail(e.what());
-        note("  -> ", e.what());
-        break;
-      } catch (const RematLimitExceeded& e) {
-        note("  -> ", e.what());
-        if (!known_bugs_) {
-          check(before);
-          break;  // Note [Known bug: use after a remat limit]
-        }
+        fail(e.what());
       } catch (const Error& e) {
         // OutOfMemory, RematLimitExceeded, InvalidArgument: documented.
         note("  -> ", e.what());
@@ -137,31 +101,20 @@ class Driver {
   std::int64_t size() { return in_.ConsumeIntegralInRange(0, 255); }
 
   // Mostly a tensor the program holds, sometimes a forgotten one or an id
-  // it was never given, so that the error paths run too. Note [Known bug:
-  // ids of a failed call]: by default such an id is past every id in use.
+  // it was never given (maybe an output of a failed call), so that the
+  // error paths run too.
   TensorId pick() {
     const std::uint8_t r = in_.ConsumeIntegral<std::uint8_t>();
     const std::size_t n = rt_->graph().tensor_count();
     if (r < 16 && !forgotten_.empty()) {
-      // A recycled id that a failed call took is no longer "forgotten".
-      TensorId t = forgotten_[r % forgotten_.size()];
-      const Tensor& g = rt_->graph().tensor(t);
-      if (known_bugs_ || g.dead || g.forgotten) return t;
+      return forgotten_[r % forgotten_.size()];
     }
-    if (r < 20 || known_.empty()) return r + (known_bugs_ ? n / 2 : n);
+    if (r < 20 || known_.empty()) return r + n / 2;
     return known_[in_.ConsumeIntegralInRange<std::size_t>(0, known_.size() - 1)];
   }
   std::vector<TensorId> pick_inputs() {
     std::vector<TensorId> v(in_.ConsumeIntegralInRange(0, 3));
     for (TensorId& t : v) t = pick();
-    if (!known_bugs_ && rt_->options().policy == DeallocPolicy::kBanish) {
-      // Note [Known bug: input banished during its own rematerialization]
-      const Graph& g = rt_->graph();
-      std::erase_if(v, [&](TensorId t) {
-        return t < g.tensor_count() && !g.tensor(t).dead &&
-               g.tensor(t).ext_refs == 0;
-      });
-    }
     return v;
   }
   std::vector<OutputSpec> outputs(std::size_t inputs) {
@@ -215,14 +168,6 @@ class Driver {
         break;
       }
     }
-  }
-
-  // Note [Known bug: input banished during its own rematerialization]
-  bool known_banish_bug(const InternalError& e) const {
-    return !known_bugs_ &&
-           rt_->options().policy == DeallocPolicy::kBanish &&
-           std::string_view(e.what()).find("lock of evicted storage") !=
-               std::string_view::npos;
   }
 
   void on(TensorId t, const char* what, void (Runtime::*f)(TensorId)) {
@@ -294,12 +239,6 @@ class Driver {
   }
   void forget() {
     TensorId t = pick();
-    const Graph& g = rt_->graph();
-    if (!known_bugs_ && t < g.tensor_count() && !g.tensor(t).dead) {
-      // Note [Known bug: banished sibling replayed]
-      const Storage& st = g.storage(g.tensor(t).storage);
-      if (st.banished && st.material) return;
-    }
     note("forget ", t);
     rt_->forget(t);
     std::erase(known_, t);
@@ -338,18 +277,12 @@ class Driver {
     ex_.arm(0);
     rt_->set_budget(kUnlimitedBytes);
     for (TensorId t : known_) {
-      // Only what the program still holds: under the banish policy a
-      // released value may be freed for good by its own materialization.
-      if (rt_->graph().tensor(t).ext_refs == 0) continue;
       try {
         rt_->materialize(t);
       } catch (const InvalidArgument&) {
         continue;  // needs a value freed for good
       } catch (const RematLimitExceeded&) {
         break;
-      } catch (const InternalError& e) {
-        if (!known_banish_bug(e)) fail(e.what());
-        return;
       }
       DTR_FUZZ_CHECK(ex_.read(t) == ex_.truth(t), "tensor ", t,
                      " recomputed to another value");
@@ -365,7 +298,7 @@ class Driver {
   std::vector<std::vector<TensorId>> pending_;  // begin_call inputs
   bool budget_lowered_ = false;
   bool verbose_ = false;
-  bool known_bugs_ = false;  // DTR_FUZZ_KNOWN_BUGS: no workarounds
+  [[maybe_unused]] bool known_bugs_ = false;  // DTR_FUZZ_KNOWN_BUGS: no workarounds
 };
 
 }  // namespace

@@ -94,6 +94,10 @@ void Runtime::unlock(StorageId s) {
     try_banish(s);
     return;
   }
+  if (st.banish_pending) {  // deferred while locked, see try_banish
+    try_banish(s);
+    if (st.banished) return;
+  }
   if (st.pinned || !st.material) return;
   if (st.evict_on_unlock) {
     st.evict_on_unlock = false;
@@ -191,9 +195,14 @@ void Runtime::finish_frame() {
   const Op& op = graph_.op(tensor.op);
   free_for(op.total_bytes);
   compute(f.tensor, f.remat);
+  // Unlock the inputs while the frame is still on the stack, so that a
+  // pending banish an unlock retries spares the frame's own tensor (an
+  // input's storage may also hold it, as a view): materialize() must leave
+  // it defined. Its range is emptied first: the locks are no longer its.
+  frames_.back().cursor = frames_.back().end = f.begin;
+  for (TensorId p : op.inputs) unlock(graph_.tensor(p).storage);
   frames_.pop_back();
   arena_.resize(f.begin);
-  for (TensorId p : op.inputs) unlock(graph_.tensor(p).storage);
   if (!op.constant) {
     std::int64_t needed = op.total_bytes;
     for (TensorId p : op.inputs) {  // an input may repeat: saturate
@@ -203,7 +212,10 @@ void Runtime::finish_frame() {
     }
     stats_.bottleneck_bytes = std::max(stats_.bottleneck_bytes, needed);
   }
-  if (options_.remat_limit_ns >= 0 &&
+  // Only a recomputation can pass the limit: a call's own (first) compute
+  // must not throw once it has run, or every call after the limit was
+  // reached would compute and then be discarded.
+  if (f.remat && options_.remat_limit_ns >= 0 &&
       stats_.remat_compute_ns > options_.remat_limit_ns) {
     throw RematLimitExceeded(stats_.remat_compute_ns, options_.remat_limit_ns);
   }
@@ -320,7 +332,7 @@ void Runtime::compute(TensorId t, bool remat) {
   std::int64_t duplicate_bytes = 0;
   auto note_storage = [&](TensorId u) {
     StorageId s = graph_.tensor(u).storage;
-    if (!graph_.storage(s).material &&
+    if (!graph_.storage(s).material && !graph_.storage(s).banished &&
         std::find(scratch_.begin(), scratch_.end(), s) == scratch_.end()) {
       scratch_.push_back(s);
     }
@@ -348,6 +360,7 @@ void Runtime::compute(TensorId t, bool remat) {
     graph_.storage(ut.storage).computed = true;
   }
   stats_.memory_bytes -= duplicate_bytes;
+  drop_banished_outputs(op);
 
   for (StorageId s : scratch_) {
     if (graph_.storage(s).locks == 0 && !graph_.storage(s).pinned) {
@@ -355,16 +368,6 @@ void Runtime::compute(TensorId t, bool remat) {
     }
   }
   heuristic_->on_materialized(graph_, scratch_);
-  // A replay writes every output, forgotten ones too; nothing can read
-  // those, so they go again at once.
-  for (StorageId s : scratch_) {
-    const Storage& st = graph_.storage(s);
-    if (st.forgotten != 0 && st.forgotten == st.tensors.size() &&
-        st.locks == 0) {
-      free_buffer(s);
-      heuristic_->on_banished(graph_, s);
-    }
-  }
   if (options_.policy == DeallocPolicy::kBanish ||
       options_.free_dead_constants) {
     // A parent waiting to be banished may now have no evicted dependents.
@@ -373,6 +376,17 @@ void Runtime::compute(TensorId t, bool remat) {
         if (p != s && graph_.storage(p).banish_pending) try_banish(p);
       });
     }
+  }
+}
+
+// A replay writes every output of its op, also those whose storage was
+// freed for good (banished, or all its tensors forgotten): nothing may read
+// them and nothing would free them again, so they go at once, before they
+// are pooled or shown to the heuristic (which saw them banished).
+void Runtime::drop_banished_outputs(const Op& op) {
+  for (TensorId u : op.outputs) {
+    const StorageId s = graph_.tensor(u).storage;
+    if (graph_.storage(s).banished) free_buffer(s);
   }
 }
 
@@ -483,10 +497,18 @@ void Runtime::discard_call(OpId op_id) {
     Storage& st = graph_.storage(t.storage);
     st.ext_refs -= t.ext_refs;
     t.ext_refs = 0;
+    // The program never got these ids (and a failed call may have taken
+    // recycled ones): as forgotten, every method rejects them. They are
+    // never recycled (collect() is not run), so never reused either.
+    t.forgotten = true;
     if (t.is_alias) {
       auto& ts = st.tensors;
       ts.erase(std::remove(ts.begin(), ts.end(), out), ts.end());
     } else {
+      // Its own new storage: free it if the op ran, so it leaves neither
+      // memory nor the eviction pool (a constant there would be evicted).
+      free_buffer(t.storage);
+      st.forgotten = 1;
       st.banished = true;
       heuristic_->on_banished(graph_, t.storage);
     }
@@ -672,7 +694,7 @@ void Runtime::try_banish(StorageId s) {
     const Storage& cs = graph_.storage(c);
     if (c != s && !cs.material && !cs.banished) evicted_dependent = true;
   });
-  if (evicted_dependent) {
+  if (evicted_dependent || needed_by_frames(s)) {
     st.banish_pending = true;
     return;
   }
@@ -682,6 +704,22 @@ void Runtime::try_banish(StorageId s) {
   heuristic_->on_banished(graph_, s);
   ++stats_.banishments;
   pin_children(s);
+}
+
+// Whether a materialization in progress still needs `s`: a frame's own
+// tensor, or a parent it has not locked yet (being rematerialized). Banishing
+// it then would make the frame lock an evicted storage, or materialize()
+// return with its tensor undefined; the banish waits for the last unlock
+// (see unlock) or the next replay of a child. Scanned only when everything
+// else allows the banish. (The locked parents are excluded by locks != 0.)
+bool Runtime::needed_by_frames(StorageId s) const {
+  for (const Frame& f : frames_) {
+    if (graph_.tensor(f.tensor).storage == s) return true;
+    for (std::uint32_t i = f.cursor; i < f.end; ++i) {
+      if (graph_.tensor(arena_[i]).storage == s) return true;
+    }
+  }
+  return false;
 }
 
 // Releases a resident buffer that nothing will read: not an eviction.

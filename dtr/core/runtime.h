@@ -101,8 +101,10 @@ class Runtime {
   /// Evicts until `bytes` more fit in the budget; throws OutOfMemory.
   void make_room(std::int64_t bytes);
 
-  /// Makes `t` defined again (recomputing as needed). Throws like call();
-  /// after a throw no lock is held and `t` may still be undefined.
+  /// Makes `t` defined again (recomputing as needed). Also a released `t`
+  /// under the banish policy: it is not banished before this returns (it
+  /// may be by a later operation, once nothing needs it). Throws like
+  /// call(); after a throw no lock is held and `t` may still be undefined.
   void materialize(TensorId t);
   /// Materializes `t` and makes its storage unevictable for good.
   void pin(TensorId t);
@@ -179,6 +181,8 @@ class Runtime {
   void lock(StorageId s);
   void unlock(StorageId s);
   void try_banish(StorageId s);
+  bool needed_by_frames(StorageId s) const;
+  void drop_banished_outputs(const Op& op);
   void free_buffer(StorageId s);
   void pin_children(StorageId s);
   void drop_forgotten(StorageId s);

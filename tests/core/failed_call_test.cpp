@@ -1,0 +1,163 @@
+// Regression tests for the runtime bugs runtime_fuzz found (the reproducers
+// are in fuzz/corpus/runtime_fuzz/, decoded in
+// fuzz/regressions/runtime_fuzz/README.md).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "dtr/core/error.h"
+#include "dtr/core/runtime.h"
+
+namespace dtr {
+namespace {
+
+std::span<const TensorId> call(Runtime& rt, std::vector<TensorId> in,
+                               std::vector<OutputSpec> out,
+                               std::int64_t cost = 10) {
+  return rt.call("op", in, out, cost);
+}
+
+// remat-limit-then-constant.bin
+TEST(FuzzFoundTest, RuntimeStaysUsableAfterRematLimitExceeded) {
+  Runtime rt({.policy = DeallocPolicy::kIgnore, .remat_limit_ns = 1},
+             make_heuristic("dtr"));
+  const TensorId a = call(rt, {}, {{170, -1}}, 28)[0];
+  rt.evict_all();
+  EXPECT_THROW(rt.pin(a), RematLimitExceeded);
+  rt.check_invariants();
+  // Neither needs a recomputation, so neither may throw.
+  const TensorId c = rt.add_constant(183);
+  const TensorId b = call(rt, {c}, {{10, -1}}, 5)[0];
+  EXPECT_TRUE(rt.is_defined(c));
+  EXPECT_TRUE(rt.is_defined(b));
+  rt.evict_all();
+  EXPECT_EQ(rt.stats().memory_bytes, 183);
+  rt.check_invariants();
+}
+
+// A failed call leaves nothing resident or pooled.
+TEST(FuzzFoundTest, FailedCallLeavesNoResidentStorage) {
+  Runtime rt({.budget_bytes = 300, .policy = DeallocPolicy::kIgnore},
+             make_heuristic("dtr"));
+  const TensorId c = rt.add_constant(200);
+  EXPECT_THROW(call(rt, {c}, {{150, -1}}), OutOfMemory);
+  EXPECT_EQ(rt.stats().memory_bytes, 200);
+  EXPECT_EQ(rt.evictable_bytes(), 0);
+  rt.evict_all();
+  rt.check_invariants();
+}
+
+// materialize-output-of-failed-call.bin
+TEST(FuzzFoundTest, OutputIdsOfAFailedCallAreRejected) {
+  Runtime rt({.budget_bytes = 402, .policy = DeallocPolicy::kIgnore},
+             make_heuristic("dtr-local"));
+  const TensorId a = call(rt, {}, {{230, -1}}, 40)[0];
+  EXPECT_THROW(call(rt, {a, a}, {{0, 1}, {224, -1}}), OutOfMemory);
+  const TensorId view = a + 1, fresh = a + 2;  // consecutive ids
+  for (TensorId t : {view, fresh}) {
+    EXPECT_THROW(rt.materialize(t), InvalidArgument);
+    EXPECT_THROW(rt.pin(t), InvalidArgument);
+    EXPECT_THROW(rt.retain(t), InvalidArgument);
+    EXPECT_THROW(rt.forget(t), InvalidArgument);
+  }
+  EXPECT_EQ(rt.stats().memory_bytes, 230);
+  rt.check_invariants();
+}
+
+// pin-recycled-id-taken-by-failed-call.bin
+TEST(FuzzFoundTest, RecycledIdTakenByAFailedCallIsRejected) {
+  Runtime rt({.budget_bytes = 100, .policy = DeallocPolicy::kIgnore},
+             make_heuristic("random"));
+  const TensorId k = rt.add_constant(0);
+  rt.release(k);
+  rt.forget(k);  // k's id is free again
+  // Two outputs: this call does not take k's id (a run of one).
+  const TensorId a = call(rt, {}, {{60, -1}, {0, -1}})[0];
+  rt.evict_all();
+  rt.set_budget(10);  // a cannot be recomputed: the call below fails
+  EXPECT_THROW(call(rt, {a}, {{0, 0}}), OutOfMemory);
+  rt.set_budget(100);
+  // The failed call's view output took k's recycled id.
+  EXPECT_THROW(rt.pin(k), InvalidArgument);
+  EXPECT_THROW(rt.materialize(k), InvalidArgument);
+  rt.check_invariants();
+}
+
+// forget-banished-sibling-after-replay.bin
+TEST(FuzzFoundTest, ReplayDoesNotBringBackABanishedSibling) {
+  Runtime rt({.budget_bytes = 169, .policy = DeallocPolicy::kBanish},
+             make_heuristic("dtr"));
+  auto out = call(rt, {}, {{58, -1}, {42, -1}});
+  const TensorId a = out[0], b = out[1];
+  rt.release(b);  // banished
+  rt.evict_all();
+  rt.pin(a);  // replays the op, which writes b's storage too
+  EXPECT_FALSE(rt.is_defined(b));
+  EXPECT_EQ(rt.stats().memory_bytes, 58);
+  rt.check_invariants();
+  rt.forget(b);
+  rt.check_invariants();
+}
+
+// materialize-view-whose-input-is-banished.bin
+TEST(FuzzFoundTest, InputIsNotBanishedWhileAFrameNeedsIt) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  auto out = call(rt, {}, {{0, -1}, {48, -1}});
+  const TensorId a = out[0], b = out[1];
+  const TensorId v = call(rt, {a, b}, {{0, 1}})[0];  // a view of b
+  rt.release(b);
+  rt.evict_all();
+  rt.release(a);  // banish waits: the storage of b (via v) is evicted
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
+// released-input-banished-during-call.bin
+TEST(FuzzFoundTest, ReleasedInputIsNotBanishedDuringTheCall) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("dtr"));
+  auto out = call(rt, {}, {{120, -1}, {182, -1}, {243, -1}});
+  const TensorId b = out[1], c = out[2];
+  std::vector<TensorId> in{b, c};
+  rt.begin_call(in);
+  std::vector<OutputSpec> view{{0, 0}};
+  rt.end_call("g", in, view, 10);
+  rt.evict_all();
+  rt.release(c);  // banish waits: the storage of b (via the view) is evicted
+  const TensorId k = rt.add_constant(69);
+  const TensorId w = call(rt, {k, c}, {{0, 0}})[0];
+  rt.check_invariants();
+}
+
+// Under banish, materialize(t) of a released t leaves t defined.
+TEST(FuzzFoundTest, MaterializeOfAReleasedTensorDefinesIt) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  auto out = call(rt, {}, {{10, -1}, {48, -1}});
+  const TensorId a = out[0], b = out[1];
+  call(rt, {a, b}, {{0, 1}});  // a view of b, read from a
+  rt.evict_all();
+  rt.release(a);  // banish waits: the storage of b is evicted
+  rt.materialize(a);  // brings b's storage back too
+  EXPECT_TRUE(rt.is_defined(a));
+  rt.check_invariants();
+}
+
+// The same for a released view whose storage is its op's input: the banish
+// that unlocking the input retries must spare it.
+TEST(FuzzFoundTest, MaterializeOfAReleasedViewDefinesIt) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  auto out = call(rt, {}, {{48, -1}, {10, -1}});
+  const TensorId a = out[0], b = out[1];
+  const TensorId v = call(rt, {a}, {{0, 0}})[0];      // a view of a
+  call(rt, {a, b}, {{0, 1}});  // a view of b
+  rt.release(b);
+  rt.evict_all();
+  rt.release(v);
+  rt.release(a);  // banish waits: the storage of b (via the view) is evicted
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
+}  // namespace
+}  // namespace dtr
