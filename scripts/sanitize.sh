@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds dtr with clang under AddressSanitizer + UndefinedBehaviorSanitizer
 # (-O1 -g, build-sanitize/) and runs the core, sim and cli tests under them.
-# The LibTorch layer is left out: LibTorch itself is not instrumented.
+# The LibTorch layer is left out: LibTorch itself is not instrumented. So
+# are the install tests (label install): they link an outside project,
+# built without sanitizers, against the instrumented libraries.
 # Bounded: the tests listed in slow_tests below are excluded (each takes
 # minutes under ASan and only repeats what the quicker tests cover).
 # Extra arguments go to ctest (e.g. -R Runtime). Prints its wall time.
@@ -20,6 +22,6 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detec
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 slow_tests='RecordedTracesTest|SharedTracesTest.AgreesWithTheAuthorsSimulator'
 ctest --test-dir build-sanitize --output-on-failure -j"$jobs" \
-  -LE torch -E "$slow_tests" "$@"
+  -LE 'torch|install' -E "$slow_tests" "$@"
 echo "sanitize.sh: build $((built - start)) s, tests $((SECONDS - built)) s," \
      "total $((SECONDS - start)) s"
