@@ -1,10 +1,9 @@
 // The public C++ API (dtr_torch.h): thin forwarding to the Context.
-#include <torch/nn/module.h>
+#include "dtr/torch/dtr_torch.h"
 
 #include <sstream>
 
 #include "dtr/torch/checkpoint_context.h"
-#include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/trace_recording.h"
 
 namespace dtr::pt {

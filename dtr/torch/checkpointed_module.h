@@ -10,14 +10,14 @@
 /// (parameters(), train(), ...), and calling forward() through it bypasses
 /// DTR for that call. Parameters and their gradients stay plain tensors
 /// (LIBTORCH-NOTES pitfall 7): the optimizer sees the module unchanged.
+// ATen before the module header: clang 14 otherwise meets c10::IValue
+// incomplete inside <torch/nn/module.h>.
+#include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
 #include <concepts>
-#include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <ATen/ATen.h>
 
 namespace dtr::pt {
 
