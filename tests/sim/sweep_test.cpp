@@ -228,7 +228,11 @@ TEST_F(SweepTest, RatiosThatAreNotPositiveFiniteNumbersAreRejected) {
     SCOPED_TRACE(shown);
     SweepRequest r = request();
     r.ratios = {1.0, ratio};  // a good ratio first does not help
-    expect_rejected<InvalidArgument>(r, {"[sweep]", shown});
+    expect_rejected<InvalidArgument>(
+        r, {"[sweep] budget ratios must be positive finite numbers", shown});
+    // Checked before any trace is read.
+    r.specs = {(dir_ / "missing.log").string()};
+    expect_rejected<InvalidArgument>(r, {shown});
   }
 }
 
