@@ -47,6 +47,8 @@ thread_local std::vector<std::pair<std::int64_t, std::int64_t>> t_calls;
 void recording_hook(std::int64_t pending, std::int64_t bytes) {
   t_calls.emplace_back(pending, bytes);
 }
+thread_local std::size_t t_call_count = 0;
+void counting_hook(std::int64_t, std::int64_t) { ++t_call_count; }
 void throwing_hook(std::int64_t, std::int64_t) {
   throw std::runtime_error("no room");
 }
@@ -195,13 +197,21 @@ TEST_F(CountingAllocatorTest, OutsideHookSeesAllocationsOutsideWindows) {
                          {0, 64}, {0, 32}}));
 }
 
+TEST_F(CountingAllocatorTest, SetOutsideHookReturnsThePreviousOne) {
+  // dtr installs its own hook (process-wide budgets) when it loads.
+  const pt::AllocationHook dtr_hook = pt::set_outside_hook(&recording_hook);
+  EXPECT_NE(dtr_hook, nullptr);
+  EXPECT_EQ(pt::set_outside_hook(&throwing_hook), &recording_hook);
+  EXPECT_EQ(pt::set_outside_hook(dtr_hook), &throwing_hook);
+}
+
 TEST_F(CountingAllocatorTest, CountsStayExactUnderConcurrentAllocations) {
   // Every thread allocates and frees in a loop with its own window open,
   // keeping one block per round; all threads run at once. The counts must
   // come out as if the rounds had run one after another.
   c10::Allocator* a = counting_allocator();
   constexpr int kThreads = 4;
-  constexpr int kRounds = 5000;
+  constexpr int kRounds = 20000;
   const std::int64_t before = live_bytes();
   std::latch allocated(kThreads + 1), release(1);
   std::vector<std::int64_t> pending(kThreads), expected_pending(kThreads);
@@ -213,17 +223,17 @@ TEST_F(CountingAllocatorTest, CountsStayExactUnderConcurrentAllocations) {
     expected_live += kRounds * kept_bytes;
     expected_pending[t] = kRounds * kept_bytes;
     threads.emplace_back([&, t, kept_bytes] {
-      t_calls.clear();
+      t_call_count = 0;
       std::vector<c10::DataPtr> kept;
       kept.reserve(kRounds);
       {
-        pt::AllocationWindow window(&recording_hook);
+        pt::AllocationWindow window(&counting_hook);
         for (int i = 0; i < kRounds; ++i) {
           c10::DataPtr scratch = a->allocate(1 + (i + t) % 64);
           kept.push_back(a->allocate(kept_bytes));
         }
         pending[t] = window.pending_bytes();
-        hook_calls[t] = t_calls.size();
+        hook_calls[t] = t_call_count;
         allocated.arrive_and_wait();
         release.wait();
       }
