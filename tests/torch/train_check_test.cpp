@@ -3,12 +3,13 @@
 // within the budget plus the memory outside DTR's control.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "examples/models/models.h"
 #include "examples/models/trainer.h"
+#include "tests/support/scoped_env.h"
 
 namespace {
 
@@ -31,14 +32,15 @@ TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
   // Measured op times vary run to run and so would eviction decisions; the
   // byte cost model makes the test deterministic.
   o.bytes_cost = true;
-  // 16 time steps instead of 32: the same per-step shapes, half the time.
-  // Set for this run only: no test leaks environment changes.
-  const bool lstm = std::string(c.model) == "lstm";
-  if (lstm) setenv("DTR_LSTM_SEQ", "16", 1);
   std::ostringstream log;
   dtr::models::RunReport run;
-  EXPECT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
-  if (lstm) unsetenv("DTR_LSTM_SEQ");
+  {
+    // 16 time steps instead of 32: the same per-step shapes, half the time.
+    // Set for this run only: no test leaks environment changes.
+    std::optional<dtr::testing::ScopedEnv> seq;
+    if (std::string(c.model) == "lstm") seq.emplace("DTR_LSTM_SEQ", "16");
+    EXPECT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
+  }
   if (::testing::Test::HasFailure()) return;
   EXPECT_NE(log.str().find("bitwise identical"), std::string::npos)
       << log.str();
