@@ -93,7 +93,14 @@ StagePlan revolve_plan(const StaticGraph& g, const std::vector<NodeId>& chain,
   RevolveTable table = revolve_table(steps, slots);
   std::vector<std::vector<std::int64_t>> held(steps);
   std::vector<std::int64_t> stored;
-  if (steps > 0) record_held(table, 0, steps, slots, stored, held);
+  if (steps > 0) {
+    record_held(table, 0, steps, slots, stored, held);
+    // The sweep ends holding the last step's input (Revolve reverses that
+    // step from the state in hand) and the chain's output, which the
+    // backward pass reads first (the loss); neither takes a slot.
+    held[steps - 1].push_back(steps - 1);
+    held[steps - 1].push_back(steps);
+  }
   // state(i) for forward nodes, step(t) for backward stages.
   std::vector<std::int64_t> state(g.size(), -1);
   for (std::size_t k = 0; k < chain.size(); ++k) state[chain[k]] = k + 1;
