@@ -26,6 +26,7 @@ struct PlanOptions {
   std::string planners = "milp";
   std::string heuristics;
   double time_limit_s = 60;
+  double thrash_limit = std::numeric_limits<double>::infinity();
   bool json = false;
 };
 
@@ -133,6 +134,7 @@ void run_plan(const PlanOptions& o) {
     sim::SimConfig config;
     config.heuristic = h;
     config.budget_bytes = budget;
+    config.thrash_limit = o.thrash_limit;
     sim::SimResult s = sim::simulate(p.program, baseline, config);
     Row r;
     r.name = h;
@@ -233,6 +235,9 @@ void add_plan_command(CLI::App& app) {
                   "solver time limit in seconds for milp and lp-round "
                   "(default 60)")
       ->check(real_in(0, 1e9, /*min_exclusive=*/true));
+  sub->add_option("--thrash-limit", o->thrash_limit,
+                  "give a DTR run up at this overhead, >= 1 (default inf: "
+                  "never, so its compute can be compared)");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->callback([o] { run_plan(*o); });
 }

@@ -188,6 +188,8 @@ MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
   }
   Cbc_Model* m = b.get();
   Cbc_setLogLevel(m, 0);
+  // Wall clock, not CBC's default CPU time: a limit a user can wait for.
+  Cbc_setParameter(m, "timeMode", "elapsed");
   Cbc_setMaximumSeconds(m, o.time_limit_s);
   Cbc_solve(m);
   const double* x = Cbc_getColSolution(m);
