@@ -3,6 +3,7 @@
 #include <coin/Cbc_C_Interface.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <numeric>
 
@@ -42,7 +43,10 @@ class ModelBuilder {
  public:
   explicit ModelBuilder(bool relax) : model_(Cbc_newModel()), relax_(relax) {}
   int add_col(double lb, double ub, double obj, bool integer) {
-    Cbc_addCol(model_.get(), "", lb, ub, obj,
+    // Named: CBC reads a MIP start by name (its by-index form misplaces
+    // values in 2.10.8).
+    std::string name = "x" + std::to_string(cols_);
+    Cbc_addCol(model_.get(), name.c_str(), lb, ub, obj,
                static_cast<char>(integer && !relax_), 0, nullptr, nullptr);
     return cols_++;
   }
@@ -64,6 +68,52 @@ std::int64_t gcd_of(const std::vector<std::int64_t>& values) {
   std::int64_t g = 0;
   for (std::int64_t v : values) g = std::gcd(g, v);
   return g == 0 ? 1 : g;
+}
+
+// FREE[t][i][k] is column `col`.
+struct FreeVar {
+  int col;
+  std::uint32_t t;
+  NodeId i;
+  NodeId k;
+};
+
+// Gives CBC a plan's binaries as a starting solution: FREE follows from R
+// and S (the product in Note [Checkmate formulation]), U is CBC's to derive.
+// A start that breaks a constraint (its U may exceed the budget, since the
+// MILP frees later than a schedule does) is discarded by CBC.
+void set_start(const StaticGraph& g, const StagePlan& p,
+               const std::vector<std::vector<int>>& R,
+               const std::vector<std::vector<int>>& S,
+               const std::vector<FreeVar>& frees, Cbc_Model* m) {
+  const std::size_t n = g.size();
+  std::vector<int> cols;
+  std::vector<double> values;
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t i = 0; i <= t; ++i) {
+      cols.push_back(R[t][i]);
+      values.push_back(p.R[t][i] ? 1 : 0);
+    }
+    for (std::size_t i = 0; i < t; ++i) {
+      cols.push_back(S[t][i]);
+      values.push_back(p.S[t][i] ? 1 : 0);
+    }
+  }
+  for (const FreeVar& f : frees) {
+    bool free = p.R[f.t][f.k] && !kept_after(g, p, f.t, f.i);
+    for (NodeId j : g.users[f.i]) {
+      if (j > f.k && j <= f.t && p.R[f.t][j]) free = false;
+    }
+    cols.push_back(f.col);
+    values.push_back(free ? 1 : 0);
+  }
+  std::vector<std::string> names;
+  std::vector<const char*> name_ptrs;
+  names.reserve(cols.size());
+  for (int c : cols) names.push_back("x" + std::to_string(c));
+  for (const std::string& name : names) name_ptrs.push_back(name.c_str());
+  Cbc_setMIPStart(m, static_cast<int>(cols.size()), name_ptrs.data(),
+                  values.data());
 }
 
 }  // namespace
@@ -129,6 +179,7 @@ MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
     b.add_row({R[n - 1][i], S[n - 1][i]}, {1, 1}, 'G', 1);
   }
   // Memory, stage by stage.
+  std::vector<FreeVar> frees;
   std::vector<int> cols;
   std::vector<double> coefs;
   for (std::size_t t = 0; t < n; ++t) {
@@ -164,6 +215,8 @@ MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
         if (last && g.outputs[i]) continue;  // never freed: FREE = 0
         int f = b.add_binary();
         freed.push_back({f, mem(g.nodes[i].bytes)});
+        frees.push_back({f, static_cast<std::uint32_t>(t), i,
+                         static_cast<NodeId>(k)});
         // h = 1 - R[t][k] + S[t+1][i] + sum_{j in users(i), k < j <= t}
         // R[t][j]; constraints FREE + h >= 1 and kappa FREE + h <= kappa.
         cols = {f, R[t][k]};
@@ -187,9 +240,13 @@ MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
     }
   }
   Cbc_Model* m = b.get();
-  Cbc_setLogLevel(m, 0);
+  Cbc_setLogLevel(m, getenv("DTR_MILP_LOG") ? 1 : 0);
   // Wall clock, not CBC's default CPU time: a limit a user can wait for.
   Cbc_setParameter(m, "timeMode", "elapsed");
+  // CBC's preprocessing ignores the time limit (a minute on 60 nodes):
+  // a limit must hold, and a MIP start makes up for it.
+  Cbc_setParameter(m, "preprocess", "off");
+  if (o.start != nullptr) set_start(g, *o.start, R, S, frees, m);
   Cbc_setMaximumSeconds(m, o.time_limit_s);
   Cbc_solve(m);
   const double* x = Cbc_getColSolution(m);

@@ -23,6 +23,9 @@ struct MilpOptions {
   double time_limit_s = 60;
   /// Solve the LP relaxation instead (every variable continuous).
   bool relax = false;
+  /// A plan to start from (a MIP start), e.g. the best fixed-rule plan that
+  /// fits; not owned, may be null.
+  const StagePlan* start = nullptr;
 };
 
 struct MilpSolution {

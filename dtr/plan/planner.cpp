@@ -45,14 +45,18 @@ namespace {
 
 // One candidate schedule, checked against the budget.
 struct Candidate {
+  StagePlan plan;
   Schedule schedule;
   Validation validation;
+  std::string planner;
 };
 
-Candidate check(const StaticGraph& g, const StagePlan& p,
-                std::int64_t budget) {
+Candidate check(const StaticGraph& g, StagePlan p, std::int64_t budget,
+                std::string planner = {}) {
   Candidate c;
+  c.planner = std::move(planner);
   c.schedule = schedule_from_stages(g, p);
+  c.plan = std::move(p);
   c.validation = validate_schedule(g, c.schedule, budget);
   if (!c.validation.ok) {
     // Over the budget (or broken): measure it without a limit, to report.
@@ -98,42 +102,79 @@ void plan_fixed(const StaticGraph& g, const StagePlan& p, PlanResult& r) {
   take(r, check(g, p, r.budget_bytes));
 }
 
-void plan_chen_greedy(const StaticGraph& g, PlanResult& r) {
-  Best best;
+void offer_chen_greedy(const StaticGraph& g, std::int64_t budget,
+                       Best& best) {
   for (std::int64_t segment : chen_greedy_segments(g)) {
     best.offer(check(g, chen_plan(g, chen_checkpoints(g, segment, false)),
-                     r.budget_bytes));
+                     budget, "chen-greedy"));
   }
+}
+
+// False (and `why`) when the forward pass is not a chain.
+bool offer_revolve(const StaticGraph& g, std::int64_t budget, Best& best,
+                   std::string* why) {
+  std::optional<std::vector<NodeId>> chain = forward_chain(g, why);
+  if (!chain) return false;
+  // More slots never cost more compute: take the most that fit.
+  for (auto slots = static_cast<std::int64_t>(chain->size()); slots >= 0;
+       --slots) {
+    Candidate c = check(g, revolve_plan(g, *chain, slots), budget, "revolve");
+    bool ok = c.validation.ok;
+    best.offer(std::move(c));
+    if (ok) break;
+  }
+  return true;
+}
+
+StagePlan checkpoint_all_plan(const StaticGraph& g) {
+  return plan_with_keep_rule(g, [](NodeId, std::size_t) { return true; });
+}
+
+void plan_chen_greedy(const StaticGraph& g, PlanResult& r) {
+  Best best;
+  offer_chen_greedy(g, r.budget_bytes, best);
   take(r, std::move(best.get()));
 }
 
 void plan_revolve(const StaticGraph& g, PlanResult& r) {
   std::string why;
-  std::optional<std::vector<NodeId>> chain = forward_chain(g, &why);
-  if (!chain) {
+  Best best;
+  if (!offer_revolve(g, r.budget_bytes, best, &why)) {
     r.status = PlanStatus::kUnsupported;
     r.message = why;
     return;
   }
-  // More slots never cost more compute: take the most that fit.
-  Best best;
-  for (auto slots = static_cast<std::int64_t>(chain->size()); slots >= 0;
-       --slots) {
-    Candidate c = check(g, revolve_plan(g, *chain, slots), r.budget_bytes);
-    bool ok = c.validation.ok;
-    best.offer(std::move(c));
-    if (ok) break;
-  }
   take(r, std::move(best.get()));
+}
+
+// The MILP's start: the cheapest fixed-rule plan within the budget.
+std::optional<Candidate> best_fixed_plan(const StaticGraph& g,
+                                         std::int64_t budget) {
+  Best best;
+  best.offer(check(g, checkpoint_all_plan(g), budget, "checkpoint-all"));
+  best.offer(check(g, chen_sqrtn_plan(g), budget, "chen-sqrtn"));
+  offer_chen_greedy(g, budget, best);
+  offer_revolve(g, budget, best, nullptr);
+  if (!best.get().validation.ok) return std::nullopt;
+  tidy_plan(g, best.get().plan);
+  return std::move(best.get());
 }
 
 void plan_milp(const StaticGraph& g, const PlanConfig& config, PlanResult& r,
                bool round) {
+  std::optional<Candidate> start;
+  if (!round) start = best_fixed_plan(g, config.budget_bytes);
   MilpSolution s = solve_checkmate(
       g, {.budget_bytes = config.budget_bytes,
           .time_limit_s = config.time_limit_s,
-          .relax = round});
+          .relax = round,
+          .start = start ? &start->plan : nullptr});
   r.message = s.message;
+  if (start) {
+    r.message += std::string(r.message.empty() ? "" : "; ") +
+                 "started from " + start->planner + " (" +
+                 std::to_string(start->validation.compute_ns) + " ns)";
+  }
   r.lower_bound_ns = s.lower_bound_ns + g.fixed_cost_ns;
   if (!s.has_solution) {
     r.status = s.status;
@@ -179,9 +220,7 @@ PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
   } else if (name == "revolve") {
     plan_revolve(g, r);
   } else if (name == "checkpoint-all") {
-    plan_fixed(g, plan_with_keep_rule(g, [](NodeId, std::size_t) {
-                 return true;
-               }), r);
+    plan_fixed(g, checkpoint_all_plan(g), r);
   } else {
     std::string known;
     for (const std::string& n : planner_names()) {

@@ -61,6 +61,22 @@ StagePlan plan_with_keep_rule(
   return p;
 }
 
+void tidy_plan(const StaticGraph& g, StagePlan& p) {
+  const std::size_t n = g.size();
+  std::vector<bool> read(n);
+  for (std::size_t t = n; t-- > 1;) {
+    std::fill(read.begin(), read.end(), false);
+    for (std::size_t k = 0; k <= t; ++k) {
+      if (!p.R[t][k]) continue;
+      for (NodeId d : g.nodes[k].deps) read[d] = true;
+    }
+    for (NodeId i = 0; i < t; ++i) {
+      if (p.S[t][i] && !read[i] && !kept_after(g, p, t, i)) p.S[t][i] = false;
+    }
+  }
+  fill_compute_sets(g, p);
+}
+
 Schedule schedule_from_stages(const StaticGraph& g, const StagePlan& p) {
   const std::size_t n = g.size();
   Schedule out;

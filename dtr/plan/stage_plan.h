@@ -31,6 +31,11 @@ bool kept_after(const StaticGraph& g, const StagePlan& p, std::size_t t,
 /// O(n^2 + n * edges).
 void fill_compute_sets(const StaticGraph& g, StagePlan& p);
 
+/// Drops from S every node that its stage neither reads nor keeps after it
+/// (last stage first), then refills R: the same schedule, but S now says
+/// exactly what is held, as the MILP's memory accounting reads it.
+void tidy_plan(const StaticGraph& g, StagePlan& p);
+
 /// Turns a plan into steps, freeing each node as early as the plan allows:
 /// right after its last read in the stage (or at the start of the stage if
 /// it is not read), unless kept after the stage. A node already resident is

@@ -199,6 +199,23 @@ TEST(PlannerTest, MilpTimeLimitIsAStatus) {
   }
 }
 
+TEST(PlannerTest, MilpCutShortStillBeatsTheFixedPlannersItStartsFrom) {
+  // Too large to prove optimal in 2 s; the MIP start is the best
+  // fixed-rule plan, so the MILP can only improve on it.
+  StaticGraph g = model_graph("model:chain?depth=16");
+  std::int64_t budget = keep_all_peak(g) * 2 / 5;
+  PlanResult milp = plan(g, "milp", budget, /*time_limit=*/2);
+  ASSERT_TRUE(fits(milp)) << to_string(milp.status) << ": " << milp.message;
+  EXPECT_TRUE(milp.consistent());
+  EXPECT_NE(milp.message.find("started from"), std::string::npos);
+  for (const char* name : {"chen-sqrtn", "chen-greedy", "revolve"}) {
+    PlanResult r = plan(g, name, budget);
+    if (fits(r)) {
+      EXPECT_LE(milp.compute_ns, r.compute_ns) << name;
+    }
+  }
+}
+
 // Griewank & Walther's closed form for the forward steps of a reversal of
 // l steps with s checkpoints: r l - C(s + r, r - 1), r the least integer
 // with C(s + r, s) >= l (the start state counts as a checkpoint).
