@@ -106,6 +106,7 @@ void run_plan(const PlanOptions& o) {
   }
   std::vector<std::string> planners =
       o.planners == "all" ? plan::planner_names() : split_list(o.planners);
+  for (const std::string& name : planners) plan::check_planner_name(name);
   std::vector<std::string> heuristics;
   if (!o.heuristics.empty()) heuristics = parse_heuristic_list(o.heuristics);
   sim::NamedProgram p = sim::load_program(o.trace);

@@ -1,5 +1,6 @@
 #include "dtr/plan/planner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -195,6 +196,15 @@ void plan_milp(const StaticGraph& g, const PlanConfig& config, PlanResult& r,
 
 }  // namespace
 
+void check_planner_name(const std::string& name) {
+  const std::vector<std::string>& names = planner_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string known;
+  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw InvalidArgument("[plan] unknown planner '" + name + "' (known: " +
+                        known + ")");
+}
+
 PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
   if (config.budget_bytes < 0) {
     throw InvalidArgument("[plan] budget " +
@@ -222,12 +232,7 @@ PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
   } else if (name == "checkpoint-all") {
     plan_fixed(g, checkpoint_all_plan(g), r);
   } else {
-    std::string known;
-    for (const std::string& n : planner_names()) {
-      known += (known.empty() ? "" : ", ") + n;
-    }
-    throw InvalidArgument("[plan] unknown planner '" + name + "' (known: " +
-                          known + ")");
+    check_planner_name(name);
   }
   r.solve_s = std::chrono::duration<double>(
                   std::chrono::steady_clock::now() - start)

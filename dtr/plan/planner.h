@@ -59,6 +59,10 @@ struct PlanResult {
 /// "checkpoint-all".
 const std::vector<std::string>& planner_names();
 
+/// Throws dtr::InvalidArgument naming the known planners if `name` is not
+/// one of them.
+void check_planner_name(const std::string& name);
+
 /// Runs one planner and validates its schedule (validate_schedule and
 /// execute_on_runtime). Throws dtr::InvalidArgument for an unknown planner,
 /// a negative budget or a time limit that is not positive and finite.
