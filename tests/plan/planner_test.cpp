@@ -6,6 +6,8 @@
 #include <limits>
 #include <math.h>
 
+#include <random>
+
 #include "dtr/core/error.h"
 #include "dtr/plan/lp_round.h"
 #include "dtr/plan/milp.h"
@@ -132,6 +134,80 @@ TEST(PlannerTest, MilpEqualsBruteForceOnATinyGraph) {
     EXPECT_TRUE(r.consistent());
     EXPECT_EQ(r.compute_ns, bf.best_compute);
   }
+}
+
+// A random trace of `ops` calls: one or two arguments each, one or two new
+// outputs, sometimes a view of the first argument; half of the values
+// released at the end, the rest are outputs.
+TraceText random_trace(std::mt19937& rng, int ops) {
+  auto pick = [&](int n) {
+    return std::uniform_int_distribution<int>(0, n - 1)(rng);
+  };
+  TraceText t;
+  std::vector<std::string> values{"w0", "w1"};
+  t.constant("w0", 8 * (1 + pick(4))).constant("w1", 8 * (1 + pick(4)));
+  for (int k = 0; k < ops; ++k) {
+    if (k == ops / 2) t.backward();
+    std::vector<std::string> args{values[pick(values.size())]};
+    if (pick(2)) args.push_back(values[pick(values.size())]);
+    std::vector<testing::Result> results;
+    for (int j = 0, n = 1 + pick(2); j < n; ++j) {
+      std::string name = "v";  // appended: gcc 12 -Wrestrict false positive
+      name += std::to_string(k);
+      name += "_";
+      name += std::to_string(j);
+      results.push_back({name, 10 * (1 + pick(5))});
+      values.push_back(name);
+    }
+    if (pick(4) == 0) {
+      std::string name = "view";
+      name += std::to_string(k);
+      results.push_back({name, 0, 0});
+      values.push_back(name);
+    }
+    std::string op = "op";
+    op += std::to_string(k);
+    t.call(op, args, results, 1 + pick(20));
+  }
+  for (std::size_t v = 2; v < values.size(); ++v) {
+    if (pick(2)) t.release(values[v]);
+  }
+  return t;
+}
+
+TEST(PlannerTest, RandomGraphsEveryPlannerChecksOutAndMilpIsExact) {
+  std::mt19937 rng(12345);
+  int exact = 0;
+  for (int trial = 0; trial < 25; ++trial) {
+    StaticGraph g = random_trace(rng, 5).graph();
+    if (g.size() < 2) continue;
+    BruteForce any = brute_force(g, std::numeric_limits<std::int64_t>::max());
+    std::int64_t full = keep_all_peak(g);
+    for (std::int64_t budget : {any.min_peak - 1, any.min_peak,
+                                (any.min_peak + full) / 2, full}) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + " budget " +
+                   std::to_string(budget));
+      BruteForce bf = brute_force(g, budget);
+      PlanResult milp = plan(g, "milp", budget);
+      ASSERT_TRUE(milp.consistent()) << milp.validation.problem;
+      if (budget < any.min_peak) {
+        EXPECT_EQ(milp.status, PlanStatus::kInfeasible);
+      } else {
+        ASSERT_EQ(milp.status, PlanStatus::kOptimal) << milp.message;
+        EXPECT_EQ(milp.compute_ns, bf.best_compute);
+        ++exact;
+      }
+      for (const std::string& name : planner_names()) {
+        PlanResult r = plan(g, name, budget);
+        EXPECT_TRUE(r.consistent()) << name << ": " << r.validation.problem
+                                    << " / " << r.runtime.problem;
+        if (fits(r)) {
+          EXPECT_LE(milp.compute_ns, r.compute_ns) << name;
+        }
+      }
+    }
+  }
+  EXPECT_GT(exact, 40);  // the graphs were not all degenerate
 }
 
 TEST(PlannerTest, MilpIsInfeasibleJustBelowTheLeastMemory) {
