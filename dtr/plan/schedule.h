@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dtr/plan/static_graph.h"
+#include "dtr/sim/program.h"
 
 namespace dtr::plan {
 
@@ -32,6 +33,14 @@ struct Schedule {
   /// first computation of node t in the planners' frontier-advancing form).
   std::vector<std::size_t> stage_starts;
 };
+
+/// The trace's own order as a schedule: each node computed when the trace
+/// calls its operator, freed when the program drops its storage's last
+/// handle (what `dtr sim` does without a budget), outputs kept. Its peak is
+/// the simulator's baseline peak when no operator has several outputs
+/// (merged outputs live as long as the longest-lived one). O(steps).
+Schedule trace_order_schedule(const sim::Program& program,
+                              const StaticGraph& graph);
 
 /// What executing a schedule showed.
 struct Validation {

@@ -1,7 +1,6 @@
 #include "dtr/plan/static_graph.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "dtr/core/error.h"
 
@@ -9,7 +8,7 @@ namespace dtr::plan {
 
 namespace {
 // Who owns the storage a value lives in.
-constexpr NodeId kConstantOwner = std::numeric_limits<NodeId>::max();
+constexpr NodeId kConstantOwner = kNoNode;
 constexpr NodeId kNoOwner = kConstantOwner - 1;
 }  // namespace
 
@@ -89,6 +88,10 @@ StaticGraph build_static_graph(const sim::Program& program) {
   g.users.assign(g.nodes.size(), {});
   for (NodeId i = 0; i < g.nodes.size(); ++i) {
     for (NodeId d : g.nodes[i].deps) g.users[d].push_back(i);
+  }
+  g.value_node = owner;
+  for (NodeId& v : g.value_node) {
+    if (v == kNoOwner) v = kNoNode;
   }
   g.outputs.assign(g.nodes.size(), false);
   for (const sim::Step& step : program.steps) {

@@ -28,6 +28,8 @@ namespace dtr::plan {
 
 using NodeId = std::uint32_t;
 
+inline constexpr NodeId kNoNode = static_cast<NodeId>(-1);
+
 struct Node {
   std::string name;            ///< the operator's name
   std::int64_t cost_ns = 0;    ///< its cost plus the views folded into it
@@ -41,6 +43,8 @@ struct StaticGraph {
   std::vector<Node> nodes;                 ///< in the trace's order
   std::vector<std::vector<NodeId>> users;  ///< sorted; users[i] read node i
   std::vector<bool> outputs;               ///< must be resident at the end
+  /// The node owning each program value's storage (kNoNode: a constant).
+  std::vector<NodeId> value_node;
   std::int64_t constant_bytes = 0;         ///< resident for the whole run
   std::int64_t fixed_cost_ns = 0;          ///< views of constants
   std::size_t size() const { return nodes.size(); }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dtr/core/error.h"
+#include "dtr/plan/schedule.h"
 #include "dtr/sim/program_source.h"
 #include "dtr/sim/simulator.h"
 #include "plan/plan_fixtures.h"
@@ -95,6 +96,35 @@ TEST(StaticGraphTest, BuiltInModelsAreTopologicalAndKeepTheirCompute) {
         << spec;
     EXPECT_EQ(g.constant_bytes, sim::compute_baseline(p.program).constant_bytes)
         << spec;
+  }
+}
+
+// The trace's own order, replayed on the graph, must use the memory the
+// simulator measures: equal without multi-output operators, more with them
+// (their outputs are merged and live together).
+TEST(StaticGraphTest, TraceOrderReplaysTheSimulatorsBaseline) {
+  struct Case {
+    const char* spec;
+    bool merged_outputs;
+  } cases[] = {{"model:chain?depth=12", false},
+               {"model:lstm?depth=3", false},
+               {"model:transformer?depth=1", true},  // dropout, layer norm
+               {"model:treelstm?depth=3", false},
+               {"model:resnet?depth=8", true},
+               {"model:unet?depth=1", true}};
+  for (const Case& c : cases) {
+    sim::Program p = sim::load_program(c.spec).program;
+    StaticGraph g = build_static_graph(p);
+    sim::Baseline baseline = sim::compute_baseline(p);
+    Validation v = validate_schedule(g, trace_order_schedule(p, g),
+                                     baseline.peak_bytes * 2);
+    ASSERT_TRUE(v.ok) << c.spec << ": " << v.problem;
+    EXPECT_EQ(v.compute_ns, baseline.compute_ns) << c.spec;
+    if (c.merged_outputs) {
+      EXPECT_GE(v.peak_bytes, baseline.peak_bytes) << c.spec;
+    } else {
+      EXPECT_EQ(v.peak_bytes, baseline.peak_bytes) << c.spec;
+    }
   }
 }
 
