@@ -40,7 +40,8 @@ struct MilpSolution {
   std::string message;
 };
 
-/// Builds and solves the model. Throws dtr::InvalidArgument if the graph
+/// Builds and solves the model (with DTR_MILP_LOG set in the environment,
+/// CBC prints its log on stdout: for debugging, it spoils --json). Throws dtr::InvalidArgument if the graph
 /// has more than kMaxMilpNodes nodes or the budget is negative. The time
 /// limit is CBC's (wall clock); a model is built in O(n * edges).
 MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& options);
