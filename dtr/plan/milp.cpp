@@ -35,6 +35,14 @@ namespace dtr::plan {
 
 namespace {
 
+// "x<index>": CBC reads a MIP start by column name. Appended rather than
+// "x" + ..., which trips gcc 12's -Wrestrict false positive.
+std::string col_name(int col) {
+  std::string name = "x";
+  name += std::to_string(col);
+  return name;
+}
+
 struct CbcDeleter {
   void operator()(Cbc_Model* m) const { Cbc_deleteModel(m); }
 };
@@ -45,7 +53,7 @@ class ModelBuilder {
   int add_col(double lb, double ub, double obj, bool integer) {
     // Named: CBC reads a MIP start by name (its by-index form misplaces
     // values in 2.10.8).
-    std::string name = "x" + std::to_string(cols_);
+    std::string name = col_name(cols_);
     Cbc_addCol(model_.get(), name.c_str(), lb, ub, obj,
                static_cast<char>(integer && !relax_), 0, nullptr, nullptr);
     return cols_++;
@@ -110,7 +118,7 @@ void set_start(const StaticGraph& g, const StagePlan& p,
   std::vector<std::string> names;
   std::vector<const char*> name_ptrs;
   names.reserve(cols.size());
-  for (int c : cols) names.push_back("x" + std::to_string(c));
+  for (int c : cols) names.push_back(col_name(c));
   for (const std::string& name : names) name_ptrs.push_back(name.c_str());
   Cbc_setMIPStart(m, static_cast<int>(cols.size()), name_ptrs.data(),
                   values.data());
