@@ -686,15 +686,33 @@ void Runtime::release(TensorId t) {
   }
 }
 
+// Note [Banishing needs defined children]
+// Banishing s is legal only if nothing can ever need s again: every child
+// tensor (an output of an op that reads s) must be defined, and it stays so
+// because pin_children pins its storage. The test is per tensor, not per
+// storage: rebuilding a storage from its root op leaves its views undefined,
+// so a resident storage can hold a view whose op still reads s. (Testing
+// the child storages' residency banished s under such a view, and the held
+// view could never be rebuilt: trace_fuzz, banish-needs-freed-value-*.)
+// Outputs in s itself go with it; those in a storage freed for good are
+// never needed. The banish is retried when the inputs of a replay are
+// unlocked (see unlock), which is when an undefined child becomes defined.
 void Runtime::try_banish(StorageId s) {
   Storage& st = graph_.storage(s);
   if (st.banished || st.ext_refs != 0 || st.locks != 0) return;
-  bool evicted_dependent = false;
-  graph_.for_each_child_storage(s, [&](StorageId c) {
-    const Storage& cs = graph_.storage(c);
-    if (c != s && !cs.material && !cs.banished) evicted_dependent = true;
-  });
-  if (evicted_dependent || needed_by_frames(s)) {
+  bool undefined_dependent = false;
+  for (TensorId t : st.tensors) {
+    for (OpId c : graph_.tensor(t).consumers) {
+      for (TensorId out : graph_.op(c).outputs) {
+        const Tensor& child = graph_.tensor(out);
+        if (child.storage != s && !child.defined &&
+            !graph_.storage(child.storage).banished) {
+          undefined_dependent = true;
+        }
+      }
+    }
+  }
+  if (undefined_dependent || needed_by_frames(s)) {
     st.banish_pending = true;
     return;
   }

@@ -159,5 +159,29 @@ TEST(FuzzFoundTest, MaterializeOfAReleasedViewDefinesIt) {
   rt.check_invariants();
 }
 
+// trace_fuzz, banish-needs-freed-value-*.log (now in
+// fuzz/corpus/trace_fuzz/): rebuilding a storage from its root leaves its
+// views undefined, so a resident storage can hold a view that still needs
+// its op's other input. Banishing that input then lost a held value.
+TEST(FuzzFoundTest, InputOfAnUndefinedViewOnAResidentStorageIsNotBanished) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  const TensorId x = call(rt, {}, {{30, -1}})[0];
+  const TensorId b = call(rt, {}, {{50, -1}})[0];
+  const TensorId v = call(rt, {b, x}, {{0, 0}})[0];  // a view of b, reads x
+  rt.evict_all();
+  rt.materialize(b);  // b's storage is back; the view is not
+  ASSERT_FALSE(rt.is_defined(v));
+  rt.release(x);  // must wait: v still needs x
+  EXPECT_EQ(rt.stats().banishments, 0u);
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+  // Once v is rebuilt nothing needs x any more: the retried banish frees it.
+  EXPECT_EQ(rt.stats().banishments, 1u);
+  EXPECT_THROW(rt.materialize(x), InvalidArgument);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
 }  // namespace
 }  // namespace dtr
