@@ -633,6 +633,14 @@ void Runtime::unpin(TensorId t) {
   DTR_CHECK(!st.constant, "[runtime] unpin: tensor ", t,
             " is a constant and cannot be recomputed");
   if (!st.pinned) return;
+  // pin_children pinned it for good when a parent was freed for good:
+  // evicting it would lose a value nothing can recompute.
+  bool parent_freed = false;
+  graph_.for_each_parent_storage(s, [&](StorageId p) {
+    if (p != s && graph_.storage(p).banished) parent_freed = true;
+  });
+  DTR_CHECK(!parent_freed, "[runtime] unpin: tensor ", t,
+            " cannot be recomputed (an input of its op was freed for good)");
   st.pinned = false;
   if (!st.material || st.locks != 0) return;
   if (options_.policy == DeallocPolicy::kEager && st.ext_refs == 0) {

@@ -183,5 +183,25 @@ TEST(FuzzFoundTest, InputOfAnUndefinedViewOnAResidentStorageIsNotBanished) {
   rt.check_invariants();
 }
 
+// runtime_fuzz (unpin-child-of-freed-constant.bin): a storage pinned because
+// its parent was freed for good can never be recomputed; unpin() made it
+// evictable, and the held value was lost at the next eviction.
+TEST(FuzzFoundTest, UnpinKeepsAChildOfAFreedStoragePinned) {
+  for (DeallocPolicy policy : {DeallocPolicy::kBanish, DeallocPolicy::kEager}) {
+    Runtime rt({.policy = policy, .free_dead_constants = true},
+               make_heuristic("lru"));
+    const TensorId x = policy == DeallocPolicy::kBanish
+                           ? call(rt, {}, {{30, -1}})[0]
+                           : rt.add_constant(30);
+    const TensorId y = call(rt, {x}, {{40, -1}})[0];
+    rt.release(x);  // freed for good: y can no longer be recomputed
+    ASSERT_EQ(rt.stats().memory_bytes, 40);
+    EXPECT_THROW(rt.unpin(y), InvalidArgument);
+    rt.evict_all();
+    EXPECT_TRUE(rt.is_defined(y));
+    rt.check_invariants();
+  }
+}
+
 }  // namespace
 }  // namespace dtr
