@@ -249,6 +249,7 @@ class Driver {
     TensorId t = pick();
     DTR_FUZZ_NOTE("forget ", t);
     rt_->forget(t);
+    forgot_ = true;
     std::erase(known_, t);
     forgotten_.push_back(t);
   }
@@ -276,8 +277,11 @@ class Driver {
   }
 
   // Ends the pending calls; then, with room to spare, every tensor the
-  // program holds a handle to that can still be computed has its original
-  // value.
+  // program was given that can still be computed has its original value.
+  // Only a storage freed for good, or a forget() (whose promise that the
+  // value is never needed again the harness does not keep), may make one
+  // impossible to compute: banishing must never free what a value that
+  // is not freed for good still needs.
   void finish() {
     for (; !pending_.empty(); pending_.pop_back()) {
       rt_->abort_call(pending_.back());
@@ -287,8 +291,11 @@ class Driver {
     for (TensorId t : known_) {
       try {
         rt_->materialize(t);
-      } catch (const InvalidArgument&) {
-        continue;  // needs a value freed for good
+      } catch (const InvalidArgument& e) {
+        const Graph& g = rt_->graph();
+        DTR_FUZZ_CHECK(forgot_ || g.storage(g.tensor(t).storage).banished,
+                       "tensor ", t, " cannot be computed again: ", e.what());
+        continue;
       } catch (const RematLimitExceeded&) {
         break;
       }
@@ -306,6 +313,7 @@ class Driver {
   std::vector<std::vector<TensorId>> pending_;  // begin_call inputs
   std::vector<std::uint32_t> locks_;  // check(): the locks pending_ holds
   bool budget_lowered_ = false;
+  bool forgot_ = false;  // a forget() succeeded (see finish)
   bool verbose_ = false;
   [[maybe_unused]] bool known_bugs_ = false;  // DTR_FUZZ_KNOWN_BUGS: no workarounds
 };
