@@ -32,10 +32,11 @@ constexpr const char* kOpNames[] = {"f", "g", "h", "view"};
     if (verbose_) note(__VA_ARGS__); \
   } while (0)
 
-// The four bugs runtime_fuzz found (a failed call left behind by a remat
-// limit, ids of a failed call, a banished sibling replayed, an input
-// banished during its own rematerialization) are fixed; their reproducers
-// are in fuzz/corpus/runtime_fuzz/ and tests/core/fault_test.cpp. New
+// The bugs runtime_fuzz found (a failed call left behind by a remat limit,
+// ids of a failed call, a banished sibling replayed, an input banished
+// during its own rematerialization, unpin of a child of a freed storage)
+// are fixed; their reproducers are in fuzz/corpus/runtime_fuzz/, their
+// tests in tests/core/failed_call_test.cpp. New
 // findings get a workaround here, a Note [Known bug: ...] and a file in
 // fuzz/regressions/runtime_fuzz/; DTR_FUZZ_KNOWN_BUGS=1 turns the
 // workarounds off.
