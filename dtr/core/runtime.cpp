@@ -98,13 +98,16 @@ void Runtime::unlock(StorageId s) {
     try_banish(s);
     if (st.banished) return;
   }
+  // Eager: released while locked means evicted at the last unlock, this
+  // one, if still unreferenced and evictable. The flag ends here either
+  // way: left set on a pinned storage, it evicted a later materialization
+  // of a view of it as the view's input (the same storage) was unlocked.
+  const bool evict_now = st.evict_on_unlock;
+  st.evict_on_unlock = false;
   if (st.pinned || !st.material) return;
-  if (st.evict_on_unlock) {
-    st.evict_on_unlock = false;
-    if (st.ext_refs == 0 && !st.constant) {
-      evict(s, /*eager=*/true);
-      return;
-    }
+  if (evict_now && st.ext_refs == 0 && !st.constant) {
+    evict(s, /*eager=*/true);
+    return;
   }
   pool_insert(s);
 }

@@ -203,5 +203,27 @@ TEST(FuzzFoundTest, UnpinKeepsAChildOfAFreedStoragePinned) {
   }
 }
 
+// runtime_fuzz (materialize-released-view-evicted-by-stale-flag.bin), eager
+// policy: a storage whose last handle goes while it is locked is evicted at
+// its last unlock, but when it was pinned by then the flag outlived that
+// unlock, and a later materialize() of a view of it evicted it again as it
+// unlocked the view's input: materialize returned with the view undefined.
+TEST(FuzzFoundTest, EvictOnUnlockEndsWithTheLastUnlock) {
+  Runtime rt({}, make_heuristic("lru"));
+  const TensorId a = call(rt, {}, {{100, -1}})[0];
+  const TensorId v = call(rt, {a}, {{0, 0}})[0];  // a view of a
+  std::vector<TensorId> in{a};
+  rt.begin_call(in);
+  rt.release(a);
+  rt.release(v);  // the last handle goes while locked
+  rt.pin(v);
+  rt.abort_call(in);  // the last unlock: pinned, so not evicted
+  rt.unpin(v);        // eager: unreferenced, so evicted now
+  ASSERT_FALSE(rt.is_defined(v));
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
 }  // namespace
 }  // namespace dtr
