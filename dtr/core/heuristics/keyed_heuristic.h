@@ -1,7 +1,7 @@
 #pragma once
-/// Heuristics that need no neighbourhood bookkeeping (paper Table a.4).
+/// The heap behind "lru" and "size", heuristics whose score needs no
+/// neighbourhood bookkeeping (paper Table a.4).
 #include <queue>
-#include <random>
 #include <vector>
 
 #include "dtr/core/heuristic.h"
@@ -42,46 +42,6 @@ class KeyedHeuristic : public Heuristic {
   // nothing) and rebuilt when stale entries outnumber live ones.
   bool active_ = false;
   std::priority_queue<Entry, std::vector<Entry>, Later> heap_;
-};
-
-/// h_DTR^local = c0(S) / (m(S) * s(S)).
-class DtrLocalHeuristic final : public Heuristic {
- public:
-  std::string_view name() const override { return "dtr-local"; }
-  double score(const Graph& g, StorageId s, std::int64_t now) override;
-  StorageId choose(const ChooseContext& ctx) override;
-};
-
-/// h_LRU: the least recently used storage (score = last access time).
-class LruHeuristic final : public KeyedHeuristic {
- public:
-  std::string_view name() const override { return "lru"; }
-  double score(const Graph& g, StorageId s, std::int64_t now) override;
-
- protected:
-  double key(const Graph& g, StorageId s) const override;
-};
-
-/// h_size (GreedyRemat): the largest storage first (score = 1 / m(S)).
-class SizeHeuristic final : public KeyedHeuristic {
- public:
-  std::string_view name() const override { return "size"; }
-  double score(const Graph& g, StorageId s, std::int64_t now) override;
-
- protected:
-  double key(const Graph& g, StorageId s) const override;
-};
-
-/// h_rand: a uniformly random evictable storage, reproducible by seed.
-class RandomHeuristic final : public Heuristic {
- public:
-  explicit RandomHeuristic(std::uint64_t seed) : rng_(seed) {}
-  std::string_view name() const override { return "random"; }
-  double score(const Graph& g, StorageId s, std::int64_t now) override;
-  StorageId choose(const ChooseContext& ctx) override;
-
- private:
-  std::mt19937_64 rng_;
 };
 
 }  // namespace dtr

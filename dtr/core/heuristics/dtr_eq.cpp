@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/union_find_neighbourhood.h"
+#include "dtr/core/heuristics/dtr_eq.h"
 
 #include <algorithm>
 
@@ -30,7 +30,7 @@ void DtrEqHeuristic::neighbour_roots(const Graph& g, StorageId s) {
     ++accesses_;
     if (n == s || node_of_[n] == kNoId) return;
     const Storage& ns = g.storage(n);
-    if (ns.material || ns.banished) return;
+    if (ns.resident || ns.banished) return;
     std::uint32_t root = find_root(node_of_[n]);
     if (root_mark_[root] != epoch_) {  // distinct classes only
       root_mark_[root] = epoch_;
