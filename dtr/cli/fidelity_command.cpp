@@ -12,7 +12,7 @@
 #include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
 #include "dtr/sim/fidelity.h"
-#include "dtr/sim/output_file.h"
+#include "dtr/trace/output_file.h"
 #include "dtr/sim/parallel.h"
 
 namespace dtr::cli {
@@ -197,8 +197,8 @@ void run(const FidelityOptions& o) {
   auto cells = sim::run_fidelity(rows, o.traces, o.tolerance, threads);
   std::string fid = fidelity_markdown(cells, o);
   std::string speed = speed_markdown(cells, o, threads);
-  if (!o.markdown.empty()) sim::write_output(o.markdown, fid);
-  if (!o.speed_markdown.empty()) sim::write_output(o.speed_markdown, speed);
+  if (!o.markdown.empty()) trace::write_output(o.markdown, fid);
+  if (!o.speed_markdown.empty()) trace::write_output(o.speed_markdown, speed);
   std::size_t agree = 0;
   for (const auto& c : cells) agree += c.agrees;
   std::printf("%zu of %zu cells agree (%.1f%%)\n", agree, cells.size(),

@@ -9,8 +9,8 @@
 #include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
 #include "dtr/sim/models/model_registry.h"
-#include "dtr/sim/output_file.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/output_file.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::cli {
 
@@ -23,15 +23,15 @@ struct GenOptions {
 
 void run(const GenOptions& o) {
   if (o.out == "-") {
-    sim::TraceWriter w(std::cout);
+    trace::TraceWriter w(std::cout);
     sim::build_model(o.model, o.options, w);
     return;
   }
   std::ofstream f(o.out);
   if (!f) throw InvalidArgument("[gen] cannot write " + o.out);
-  sim::TraceWriter w(f);
+  trace::TraceWriter w(f);
   sim::build_model(o.model, o.options, w);
-  sim::close_output(f, o.out);  // a trace that was not written is an error
+  trace::close_output(f, o.out);  // a trace that was not written is an error
   std::fprintf(stderr, "wrote %zu lines to %s\n", w.lines(), o.out.c_str());
 }
 }  // namespace

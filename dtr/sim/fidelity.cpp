@@ -10,7 +10,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/sim/parallel.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 
 namespace dtr::sim {
 
@@ -108,14 +108,14 @@ std::vector<FidelityCell> run_fidelity(const std::vector<ReferenceRow>& rows,
                                        double tolerance, int threads) {
   // Parse each trace once and share it read-only between workers.
   struct Loaded {
-    Program program;
+    trace::Program program;
     Baseline baseline;
   };
   std::map<std::string, std::unique_ptr<Loaded>> traces;
   for (const auto& r : rows) {
     if (traces.count(r.trace)) continue;
     auto l = std::make_unique<Loaded>();
-    l->program = read_trace_file(trace_dir + "/" + r.trace);
+    l->program = trace::read_trace_file(trace_dir + "/" + r.trace);
     l->baseline = compute_baseline(l->program);
     traces[r.trace] = std::move(l);
   }

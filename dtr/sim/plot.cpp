@@ -7,7 +7,7 @@
 #include <map>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/output_file.h"
+#include "dtr/trace/output_file.h"
 
 namespace dtr::sim {
 
@@ -60,7 +60,7 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     d << "\n\n";
     names.push_back(name);
   }
-  close_output(d, dat.string());
+  trace::close_output(d, dat.string());
 
   std::ofstream g(gp);
   g << "set terminal pngcairo size 900,600 font 'DejaVu Sans,11'\n"
@@ -96,7 +96,7 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     }
     g << "\n";
   }
-  close_output(g, gp.string());
+  trace::close_output(g, gp.string());
 
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     if (error) {

@@ -8,8 +8,8 @@
 
 #include "dtr/core/error.h"
 #include "dtr/sim/models/model_registry.h"
-#include "dtr/sim/trace_reader.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_reader.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::sim {
 
@@ -61,16 +61,16 @@ NamedProgram load_model(const std::string& spec) {
     }
   }
   std::stringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   build_model(name, options, writer);
-  return {rest, read_trace(text, spec)};
+  return {rest, trace::read_trace(text, spec)};
 }
 
 }  // namespace
 
 NamedProgram load_program(const std::string& spec) {
   if (spec.rfind(kModelPrefix, 0) == 0) return load_model(spec);
-  return {std::filesystem::path(spec).stem().string(), read_trace_file(spec)};
+  return {std::filesystem::path(spec).stem().string(), trace::read_trace_file(spec)};
 }
 
 std::vector<std::string> expand_program_specs(

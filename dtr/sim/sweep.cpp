@@ -7,7 +7,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
-#include "dtr/sim/output_file.h"
+#include "dtr/trace/output_file.h"
 #include "dtr/sim/parallel.h"
 #include "dtr/sim/plot.h"
 #include "dtr/sim/program_source.h"
@@ -93,7 +93,7 @@ SweepOutput run_sweep(
   std::ofstream f(csv);
   f << result_csv_header() << '\n';
   for (const auto& c : out.cells) f << result_to_csv_row(c.trace, c.result) << '\n';
-  close_output(f, csv.string());
+  trace::close_output(f, csv.string());
   out.files.push_back(csv.string());
   if (!request.plots) return out;
   for (const auto& p : programs) {

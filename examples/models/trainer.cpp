@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/output_file.h"
+#include "dtr/trace/output_file.h"
 #include "dtr/torch/trace_recording.h"
 #include "examples/models/models.h"
 
@@ -129,7 +129,7 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   }
   RunReport run = train_once(o, true, budget, &out);
   recording.reset();
-  if (trace) dtr::sim::close_output(*trace, o.record);
+  if (trace) dtr::trace::close_output(*trace, o.record);
   const auto& s = run.stats;
   out << "summary: model " << o.model << " budget_bytes " << budget
       << " allocator_peak_bytes " << run.allocator_peak_bytes

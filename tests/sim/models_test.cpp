@@ -16,8 +16,8 @@
 #include "dtr/sim/models/ops.h"
 #include "dtr/sim/models/tape.h"
 #include "dtr/sim/models/trace_builder.h"
-#include "dtr/sim/trace_reader.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_reader.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::sim {
 namespace {
@@ -26,7 +26,7 @@ using json = nlohmann::json;
 
 std::string build(std::string_view model, ModelOptions options = {}) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   build_model(model, options, writer);
   return text.str();
 }
@@ -96,7 +96,7 @@ TEST(ModelRegistryTest, DescribesEveryModelOnOneLine) {
 
 TEST(ModelRegistryTest, UnknownModelThrowsAndListsKnownOnes) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   try {
     build_model("resnet50", {}, writer);
     FAIL() << "expected dtr::InvalidArgument";
@@ -113,7 +113,7 @@ TEST(ModelRegistryTest, UnknownModelThrowsAndListsKnownOnes) {
 
 TEST(ModelRegistryTest, BadOptionsThrow) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   EXPECT_THROW(build_model("resnet", {.batch = -1}, writer), InvalidArgument);
   EXPECT_THROW(build_model("resnet", {.depth = 33}, writer), InvalidArgument);
   EXPECT_THROW(build_model("densenet", {.depth = 50}, writer), InvalidArgument);
@@ -273,9 +273,9 @@ TEST(ModelBuilderTest, EveryTraceParsesWithTheReader) {
     const std::string text = build(name);
     const Facts f = facts(parse(text));
     std::istringstream in(text);
-    const Program p = read_trace(in, "model:" + name);
+    const trace::Program p = trace::read_trace(in, "model:" + name);
     std::size_t constants = 0, backward = 0;
-    for (const ProgramOp& op : p.ops) {
+    for (const trace::ProgramOp& op : p.ops) {
       constants += op.constant ? 1 : 0;
       backward += op.backward ? 1 : 0;
     }
@@ -284,7 +284,7 @@ TEST(ModelBuilderTest, EveryTraceParsesWithTheReader) {
     EXPECT_EQ(p.total_cost_ns, f.compute_ns) << name;
     EXPECT_GT(backward, 0u) << name;
     std::size_t pins = 0;
-    for (const Step& s : p.steps) pins += s.kind == StepKind::kPin ? 1 : 0;
+    for (const trace::Step& s : p.steps) pins += s.kind == trace::StepKind::kPin ? 1 : 0;
     EXPECT_GT(pins, 0u) << name;  // the weight gradients, at least
   }
 }
@@ -377,7 +377,7 @@ TEST(ModelBuilderTest, OptionsScaleTheModel) {
 
 TEST(TraceBuilderTest, HandlesReleaseWhenTheyDie) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   TraceBuilder b(writer);
   {
     Handle w = b.constant(64);
@@ -405,7 +405,7 @@ TEST(TraceBuilderTest, HandlesReleaseWhenTheyDie) {
 
 TEST(TraceBuilderTest, MutateNeedsTheOnlyHandleOnItsStorage) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   TraceBuilder b(writer);
   Handle x = b.constant(16);
   Handle saved = b.copy(x);
@@ -423,7 +423,7 @@ TEST(TraceBuilderTest, MutateNeedsTheOnlyHandleOnItsStorage) {
 
 TEST(TraceBuilderTest, KeptHandlesAreNeverReleased) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   TraceBuilder b(writer);
   {
     Handle g = b.constant(8);
@@ -436,7 +436,7 @@ TEST(TraceBuilderTest, KeptHandlesAreNeverReleased) {
 
 TEST(TraceBuilderTest, ReleasedHandleCannotBeAnArgument) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   TraceBuilder b(writer);
   Handle x = b.constant(8);
   x.reset();
@@ -447,7 +447,7 @@ TEST(TraceBuilderTest, ReleasedHandleCannotBeAnArgument) {
 
 TEST(TapeTest, BackwardKeepsOnlyParametersAndTheirGradients) {
   std::ostringstream text;
-  TraceWriter writer(text);
+  trace::TraceWriter writer(text);
   {
     Tape tape(writer, CostModel(1));
     Var w = tape.parameter({8, 8});

@@ -7,7 +7,7 @@
 
 #include "dtr/sim/fidelity.h"
 #include "dtr/sim/parallel.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 
 namespace dtr::sim {
 namespace {
@@ -34,7 +34,7 @@ TEST(SharedTracesTest, BaselinesMatchTheReference) {
   ASSERT_EQ(first.size(), 5u);
   for (const auto& [trace, ref] : first) {
     SCOPED_TRACE(trace);
-    Program p = read_trace_file(kTraces + "/" + trace);
+    trace::Program p = trace::read_trace_file(kTraces + "/" + trace);
     EXPECT_EQ(static_cast<std::int64_t>(p.trace_ops()), ref.trace_ops);
     Baseline b = compute_baseline(p);
     EXPECT_EQ(b.peak_bytes, ref.baseline_peak_bytes);

@@ -20,7 +20,7 @@
 #include <sstream>
 
 #include "dtr/sim/simulator.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 #include "examples/models/trainer.h"
 
 namespace {
@@ -54,7 +54,7 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   ASSERT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
   if (c.lstm_seq != nullptr) unsetenv("DTR_LSTM_SEQ");
 
-  const dtr::sim::Program program = dtr::sim::read_trace_file(path.string());
+  const dtr::trace::Program program = dtr::trace::read_trace_file(path.string());
   std::filesystem::remove(path);
   dtr::sim::SimConfig config;
   config.heuristic = "dtr";  // the LibTorch layer's default

@@ -6,12 +6,12 @@
 
 namespace dtr::sim::models {
 
-void build_chain(const ModelOptions& o, TraceWriter& out);
-void build_resnet(const ModelOptions& o, TraceWriter& out);
-void build_densenet(const ModelOptions& o, TraceWriter& out);
-void build_unet(const ModelOptions& o, TraceWriter& out);
-void build_lstm(const ModelOptions& o, TraceWriter& out);
-void build_treelstm(const ModelOptions& o, TraceWriter& out);
-void build_transformer(const ModelOptions& o, TraceWriter& out);
+void build_chain(const ModelOptions& o, trace::TraceWriter& out);
+void build_resnet(const ModelOptions& o, trace::TraceWriter& out);
+void build_densenet(const ModelOptions& o, trace::TraceWriter& out);
+void build_unet(const ModelOptions& o, trace::TraceWriter& out);
+void build_lstm(const ModelOptions& o, trace::TraceWriter& out);
+void build_treelstm(const ModelOptions& o, trace::TraceWriter& out);
+void build_transformer(const ModelOptions& o, trace::TraceWriter& out);
 
 }  // namespace dtr::sim::models

@@ -29,7 +29,7 @@ Var layer(const Var& x) {
 
 }  // namespace
 
-void build_chain(const ModelOptions& o, TraceWriter& out) {
+void build_chain(const ModelOptions& o, trace::TraceWriter& out) {
   Tape tape(out, CostModel::unit(kUnitNs));
   // The input requires grad so that every layer has a backward op and the
   // input's gradient is the trace's one output.

@@ -43,7 +43,7 @@ Var dense_layer(const std::vector<Var>& features, DenseLayer& l) {
 
 }  // namespace
 
-void build_densenet(const ModelOptions& o, TraceWriter& out) {
+void build_densenet(const ModelOptions& o, trace::TraceWriter& out) {
   DTR_CHECK(o.depth >= 10 && (o.depth - 4) % 6 == 0,
             "[model densenet] depth must be 6n+4 with n >= 1 (40, 100, ...), "
             "got ",

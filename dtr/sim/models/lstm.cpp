@@ -43,7 +43,7 @@ State step(const Var& x, const State& prev, const Cell& cell) {
 
 }  // namespace
 
-void build_lstm(const ModelOptions& o, TraceWriter& out) {
+void build_lstm(const ModelOptions& o, trace::TraceWriter& out) {
   DTR_CHECK(o.width >= 2, "[model lstm] width must be >= 2, got ", o.width);
   const std::int64_t hidden = o.width;
   const std::int64_t input = o.width / 2;

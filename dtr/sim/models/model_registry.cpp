@@ -12,7 +12,7 @@ namespace {
 
 struct Entry {
   std::string_view name;
-  void (*build)(const ModelOptions&, TraceWriter&);
+  void (*build)(const ModelOptions&, trace::TraceWriter&);
   ModelOptions defaults;
   std::string_view summary;
   std::string_view knobs;  // what batch/depth/width mean for this model
@@ -98,7 +98,7 @@ const std::vector<std::string>& model_names() {
 }
 
 void build_model(std::string_view name, const ModelOptions& options,
-                 TraceWriter& out) {
+                 trace::TraceWriter& out) {
   const Entry& e = find(name);
   check_knob(name, "batch", options.batch, kMaxBatch);
   check_knob(name, "depth", options.depth, kMaxDepth);

@@ -5,14 +5,14 @@
 /// deterministic cost model (cost_model.h); the same options always give a
 /// byte-identical trace.
 ///
-///   dtr::sim::TraceWriter out(std::cout);
+///   dtr::trace::TraceWriter out(std::cout);
 ///   dtr::sim::build_model("resnet", {.batch = 32}, out);
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::sim {
 
@@ -33,7 +33,7 @@ const std::vector<std::string>& model_names();
 /// naming the model and listing the known ones if `name` is unknown, or if
 /// an option is negative or out of the model's range.
 void build_model(std::string_view name, const ModelOptions& options,
-                 TraceWriter& out);
+                 trace::TraceWriter& out);
 
 /// One line describing model `name` and its defaults (for --help and docs).
 /// Throws dtr::InvalidArgument like build_model.

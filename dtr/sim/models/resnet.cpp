@@ -49,7 +49,7 @@ Var basic_block(const Var& x, BasicBlock& b) {
 
 }  // namespace
 
-void build_resnet(const ModelOptions& o, TraceWriter& out) {
+void build_resnet(const ModelOptions& o, trace::TraceWriter& out) {
   DTR_CHECK(o.depth >= 8 && (o.depth - 2) % 6 == 0,
             "[model resnet] depth must be 6n+2 with n >= 1 (20, 32, 56, ...), "
             "got ",

@@ -64,7 +64,7 @@ Var first_output(std::vector<Var>& vars) {
 
 // ---- Tape: making tensors --------------------------------------------------
 
-Tape::Tape(TraceWriter& out, CostModel cost)
+Tape::Tape(trace::TraceWriter& out, CostModel cost)
     : builder_(out), cost_(std::move(cost)) {
   builder_.annotate("START");
 }

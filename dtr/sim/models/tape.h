@@ -100,7 +100,7 @@ using BackwardFn = std::function<std::vector<Var>(
 class Tape {
  public:
   /// Writes ANNOTATE START.
-  Tape(TraceWriter& out, CostModel cost);
+  Tape(trace::TraceWriter& out, CostModel cost);
   /// Keeps parameters, buffers and the gradients of leaves (the trace's
   /// outputs) and releases whatever else the tape still holds.
   ~Tape();

@@ -95,7 +95,7 @@ std::vector<Handle> TraceBuilder::call(std::string_view op,
   }
 
   std::vector<Handle> results;
-  std::vector<TraceWriter::Result> logged;
+  std::vector<trace::TraceWriter::Result> logged;
   results.reserve(outputs.size());
   logged.reserve(outputs.size());
   for (const Output& o : outputs) {

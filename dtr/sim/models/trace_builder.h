@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::sim {
 
@@ -63,7 +63,7 @@ class TraceBuilder {
     int alias = -1;
   };
 
-  explicit TraceBuilder(TraceWriter& out) : out_(out) {}
+  explicit TraceBuilder(trace::TraceWriter& out) : out_(out) {}
   TraceBuilder(const TraceBuilder&) = delete;
   TraceBuilder& operator=(const TraceBuilder&) = delete;
 
@@ -114,7 +114,7 @@ class TraceBuilder {
   void release(Handle& h) noexcept;
   void check_defined(const Handle& h, std::string_view where) const;
 
-  TraceWriter& out_;
+  trace::TraceWriter& out_;
   std::vector<Storage> storages_;
   std::int64_t next_id_ = 1;
   std::size_t live_ = 0;

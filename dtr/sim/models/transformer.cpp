@@ -68,7 +68,7 @@ Var encoder_layer(const Var& x, const EncoderLayer& l) {
 
 }  // namespace
 
-void build_transformer(const ModelOptions& o, TraceWriter& out) {
+void build_transformer(const ModelOptions& o, trace::TraceWriter& out) {
   DTR_CHECK(o.width >= kHeads && o.width % kHeads == 0,
             "[model transformer] width must be a multiple of ", kHeads,
             ", got ", o.width);

@@ -99,7 +99,7 @@ State evaluate(const TreeNode& node, const Tree& tree, const Params& p) {
 
 }  // namespace
 
-void build_treelstm(const ModelOptions& o, TraceWriter& out) {
+void build_treelstm(const ModelOptions& o, trace::TraceWriter& out) {
   // Trees grow about 1.6x per level: depth 26 gives some 10^5 to 10^6
   // nodes (the recursion below is only `depth` deep).
   DTR_CHECK(o.depth >= 2 && o.depth <= kMaxTreeDepth,

@@ -41,7 +41,7 @@ Var double_conv(const Var& x, DoubleConv& d) {
 
 }  // namespace
 
-void build_unet(const ModelOptions& o, TraceWriter& out) {
+void build_unet(const ModelOptions& o, trace::TraceWriter& out) {
   DTR_CHECK(o.depth >= 1 && o.depth <= 6,
             "[model unet] depth (down-sampling levels) must be in [1, 6], got ",
             o.depth);

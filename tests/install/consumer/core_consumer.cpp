@@ -6,7 +6,7 @@
 
 #include "dtr/core/runtime.h"
 #include "dtr/sim/models/model_registry.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace {
 
@@ -34,7 +34,7 @@ int main() {
   if (s.remat_ops == 0) return fail("expected a recomputation");
 
   std::ostringstream trace;
-  dtr::sim::TraceWriter writer(trace);
+  dtr::trace::TraceWriter writer(trace);
   dtr::sim::build_model("chain", {.depth = 4}, writer);
   if (trace.str().empty()) return fail("empty chain trace");
 

@@ -2,13 +2,13 @@
 /// Checked output: every file and stream dtr writes results to goes through
 /// these, so a result that was not written (disk full, /dev/full, a closed
 /// pipe, a directory in the way) is an error instead of a silent success.
-/// Header-only so that the CLI, the simulator and examples/ (linked into a
-/// different library) can share it without a new link dependency.
+/// Header-only; the CLI, the simulator, the reports and the LibTorch trainer
+/// all write through it.
 ///
 ///   std::ofstream f(path);
-///   dtr::sim::TraceWriter w(f);
+///   dtr::trace::TraceWriter w(f);
 ///   build(w);
-///   dtr::sim::close_output(f, path);  // throws dtr::Error naming `path`
+///   dtr::trace::close_output(f, path);  // throws dtr::Error naming `path`
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,7 +19,7 @@
 
 #include "dtr/core/error.h"
 
-namespace dtr::sim {
+namespace dtr::trace {
 
 namespace detail {
 inline std::string output_failure(std::string_view what) {
@@ -64,4 +64,4 @@ inline void flush_stdout() {
   if (lost) throw Error(detail::output_failure("standard output"));
 }
 
-}  // namespace dtr::sim
+}  // namespace dtr::trace

@@ -1,4 +1,4 @@
-// Tests of the trace reader (dtr/sim/trace_reader.h): the paper's log format
+// Tests of the trace reader (dtr/trace/trace_reader.h): the paper's log format
 // (DTR.md §d.3) turned into a Program, with the reference parser's
 // conventions, and every malformed input reported as a TraceError that names
 // the source, the 1-based line and the problem ("[name:LINE] ...").
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/program.h"
+#include "dtr/trace/program.h"
 #include "dtr/sim/simulator.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 
-namespace dtr::sim {
+namespace dtr::trace {
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -162,11 +162,11 @@ std::string read_error(const std::string& text, TraceReadOptions options = {}) {
   } catch (const TraceError& e) {
     return e.what();
   } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected dtr::sim::TraceError, got another exception: "
+    ADD_FAILURE() << "expected dtr::trace::TraceError, got another exception: "
                   << e.what();
     return "<other exception>";
   }
-  ADD_FAILURE() << "expected dtr::sim::TraceError, but the trace was accepted";
+  ADD_FAILURE() << "expected dtr::trace::TraceError, but the trace was accepted";
   return "<accepted>";
 }
 
@@ -1085,9 +1085,9 @@ TEST(TraceReaderTest, TheInceptionExcerptFromThePaperReads) {
 }
 
 }  // namespace
-}  // namespace dtr::sim
+}  // namespace dtr::trace
 
-namespace dtr::sim {
+namespace dtr::trace {
 namespace {
 
 TEST(TraceReaderLimitsTest, EmptyTracesAndHugeSizesAreRejected) {
@@ -1223,13 +1223,13 @@ TEST(TraceReaderTest, CopyFromOntoTheSameValueIsANoOp) {
   EXPECT_EQ(steps_before_pins(p),
             (std::vector<std::string>{"compute 0", "compute 1", "retain 1",
                                       "compute 2"}));
-  const Baseline base = compute_baseline(p);
+  const sim::Baseline base = sim::compute_baseline(p);
   EXPECT_EQ(base.compute_ns, 2);
   for (const char* h : {"lru", "dtr"}) {
-    SimConfig config;
+    sim::SimConfig config;
     config.heuristic = h;
     config.budget_ratio = 1.0;
-    EXPECT_EQ(simulate(p, base, config).status, SimStatus::kOk) << h;
+    EXPECT_EQ(sim::simulate(p, base, config).status, sim::SimStatus::kOk) << h;
   }
 }
 
@@ -1295,4 +1295,4 @@ TEST(TraceReaderStreamingTest, StopsAtTheFirstBadLineWithoutReadingOn) {
 }
 
 }  // namespace
-}  // namespace dtr::sim
+}  // namespace dtr::trace

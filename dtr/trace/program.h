@@ -8,7 +8,7 @@
 
 #include "dtr/core/runtime.h"
 
-namespace dtr::sim {
+namespace dtr::trace {
 
 using ValueId = std::uint32_t;
 
@@ -46,4 +46,4 @@ struct Program {
   std::size_t trace_ops() const { return ops.size(); }
 };
 
-}  // namespace dtr::sim
+}  // namespace dtr::trace

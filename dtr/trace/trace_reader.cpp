@@ -1,22 +1,26 @@
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "dtr/core/limits.h"
+#include "dtr/trace/json_fields_impl.h"
 
-namespace dtr::sim {
+namespace dtr::trace {
 
 namespace {
 
-using json = nlohmann::json;
+using detail::fail_at;
+using detail::json;
+using detail::json_int;
+using detail::json_names;
+using detail::json_parse_line;
+using detail::json_peek_string;
+using detail::json_string;
 constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
 constexpr std::uint32_t kMaxIds = std::numeric_limits<std::uint32_t>::max();
 
@@ -118,88 +122,26 @@ class Reader {
 
   // `line` is 1-based.
   [[noreturn]] void fail(std::size_t line, const std::string& what) const {
-    throw TraceError("[" + source_ + ":" + std::to_string(line) + "] " +
-                     what);
+    fail_at({source_, line}, what);
   }
 
-  // A string field, or "" when it is missing or not a string (for peeking;
-  // get_string reports those as errors).
   static std::string peek_string(const json& j, const char* key) {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+    return json_peek_string(j, key);
   }
-
-  // Parses the current line, number `line`.
   json parse(std::size_t line) const {
-    json j = json::parse(line_, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) fail(line, "not valid JSON: " + excerpt());
-    if (!j.is_object()) fail(line, "expected a JSON object");
-    return j;
+    return json_parse_line(line_, {source_, line});
   }
-
-  // The start of the current line, printable characters only (it may be
-  // binary).
-  std::string excerpt() const {
-    const std::string& l = line_;
-    std::string out;
-    for (std::size_t i = 0; i < l.size() && i < 60; ++i) {
-      unsigned char c = static_cast<unsigned char>(l[i]);
-      out += (c >= 32 && c < 127) ? static_cast<char>(c) : '?';
-    }
-    return "'" + out + (l.size() > 60 ? "...'" : "'");
-  }
-
   std::string get_string(std::size_t index, const json& j,
                          const char* key) const {
-    auto it = j.find(key);
-    if (it == j.end()) fail(index, std::string("missing field ") + key);
-    if (!it->is_string()) fail(index, std::string("field ") + key +
-                                          " must be a string");
-    return it->get<std::string>();
+    return json_string(j, key, {source_, index});
   }
-
-  // Numbers are strings in the paper's logs; plain JSON integers are
-  // accepted too.
   std::int64_t get_int(std::size_t index, const json& j,
                        const char* key) const {
-    auto it = j.find(key);
-    if (it == j.end()) fail(index, std::string("missing field ") + key);
-    if (it->is_number_unsigned() &&
-        it->get<std::uint64_t>() >
-            std::uint64_t(std::numeric_limits<std::int64_t>::max())) {
-      fail(index, std::string("field ") + key + " = " + it->dump() +
-                      " is out of range (above 2^63 - 1)");
-    }
-    if (it->is_number_integer()) return it->get<std::int64_t>();
-    if (it->is_string()) {
-      const std::string& s = it->get_ref<const std::string&>();
-      std::int64_t v = 0;
-      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) {
-        return v;
-      }
-      if (ec == std::errc::result_out_of_range) {
-        fail(index, std::string("field ") + key + " = " + it->dump() +
-                        " is out of range (beyond +-2^63)");
-      }
-    }
-    fail(index, std::string("field ") + key + " must be an integer, got " +
-                    it->dump());
+    return json_int(j, key, {source_, index});
   }
-
   std::vector<std::string> get_names(std::size_t index, const json& j,
                                      const char* key) const {
-    auto it = j.find(key);
-    if (it == j.end()) fail(index, std::string("missing field ") + key);
-    if (!it->is_array()) fail(index, std::string("field ") + key +
-                                         " must be a list of names");
-    std::vector<std::string> out;
-    for (const auto& x : *it) {
-      if (!x.is_string()) fail(index, std::string("field ") + key +
-                                          " must hold only strings");
-      out.push_back(x.get<std::string>());
-    }
-    return out;
+    return json_names(j, key, {source_, index});
   }
 
   ValueId value_of(std::size_t index, const std::string& name,
@@ -517,4 +459,4 @@ Program read_trace_file(const std::string& path,
   return read_trace(in, path, options);
 }
 
-}  // namespace dtr::sim
+}  // namespace dtr::trace

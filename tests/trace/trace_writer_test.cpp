@@ -1,4 +1,4 @@
-// Tests of the trace writer (dtr/sim/trace_writer.h): the lines it writes are
+// Tests of the trace writer (dtr/trace/trace_writer.h): the lines it writes are
 // byte-for-byte the paper's log format (keys sorted, numbers as strings
 // except MUTATE's index list; DTR.md §d.3), and what it writes reads back
 // into the same Program.
@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "dtr/sim/models/model_registry.h"
-#include "dtr/sim/program.h"
+#include "dtr/trace/program.h"
 #include "dtr/sim/program_source.h"
-#include "dtr/sim/trace_reader.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_reader.h"
+#include "dtr/trace/trace_writer.h"
 
-namespace dtr::sim {
+namespace dtr::trace {
 namespace {
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -186,7 +186,7 @@ TEST(TraceWriterTest, NamesWithSpecialCharactersAreEscaped) {
 TEST(TraceWriterTest, EveryLineHasSortedKeysAndStringNumbers) {
   std::ostringstream out;
   TraceWriter w(out);
-  build_model("resnet", {}, w);
+  sim::build_model("resnet", {}, w);
   std::vector<std::string> lines = split_lines(out.str());
   ASSERT_GT(lines.size(), 100u);
   EXPECT_EQ(lines.size(), w.lines());
@@ -368,7 +368,7 @@ void write_program(const Program& p, TraceWriter& w) {
 TEST(TraceWriterTest, ModelProgramsSurviveARoundTrip) {
   for (const char* model : {"chain", "resnet", "lstm", "treelstm"}) {
     SCOPED_TRACE(model);
-    Program first = load_program(std::string("model:") + model).program;
+    Program first = sim::load_program(std::string("model:") + model).program;
     ASSERT_GT(first.ops.size(), 10u);
     std::ostringstream out;
     TraceWriter w(out);
@@ -384,11 +384,11 @@ TEST(TraceWriterTest, ModelProgramsSurviveARoundTrip) {
 TEST(TraceWriterTest, WritingTheSameModelTwiceIsByteIdentical) {
   std::ostringstream a, b;
   TraceWriter wa(a), wb(b);
-  build_model("transformer", {}, wa);
-  build_model("transformer", {}, wb);
+  sim::build_model("transformer", {}, wa);
+  sim::build_model("transformer", {}, wb);
   EXPECT_EQ(a.str(), b.str());
   EXPECT_EQ(wa.lines(), wb.lines());
 }
 
 }  // namespace
-}  // namespace dtr::sim
+}  // namespace dtr::trace

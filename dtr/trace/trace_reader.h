@@ -12,9 +12,9 @@
 #include <string>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/program.h"
+#include "dtr/trace/program.h"
 
-namespace dtr::sim {
+namespace dtr::trace {
 
 /// A trace that cannot be read: "[file:line] problem".
 class TraceError : public Error {
@@ -36,4 +36,4 @@ Program read_trace(std::istream& in, const std::string& source,
 Program read_trace_file(const std::string& path,
                         const TraceReadOptions& options = {});
 
-}  // namespace dtr::sim
+}  // namespace dtr::trace

@@ -4,7 +4,7 @@
 /// authors' simulator and ours can both replay what dtr records or builds.
 /// See docs/trace-format.md.
 ///
-///   dtr::sim::TraceWriter w(std::cout);
+///   dtr::trace::TraceWriter w(std::cout);
 ///   w.annotate("START");
 ///   w.constant("x1", 4096);
 ///   w.call("relu", {"x1"}, {{"x2", 4096}}, 1200);
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dtr::sim {
+namespace dtr::trace {
 
 class TraceWriter {
  public:
@@ -56,4 +56,4 @@ class TraceWriter {
   std::size_t lines_ = 0;
 };
 
-}  // namespace dtr::sim
+}  // namespace dtr::trace

@@ -1,8 +1,8 @@
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_writer.h"
 
 #include <nlohmann/json.hpp>
 
-namespace dtr::sim {
+namespace dtr::trace {
 
 namespace {
 using json = nlohmann::json;  // std::map-backed: keys come out sorted
@@ -77,4 +77,4 @@ void TraceWriter::release(std::string_view name) {
   emit(json{{"INSTRUCTION", "RELEASE"}, {"NAME", name}}.dump());
 }
 
-}  // namespace dtr::sim
+}  // namespace dtr::trace
