@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/models/model_registry.h"
+#include "dtr/models/model_registry.h"
 #include "dtr/trace/trace_reader.h"
 #include "dtr/trace/trace_writer.h"
 
@@ -34,7 +34,7 @@ int parse_option(const std::string& spec, const std::string& key,
 NamedProgram load_model(const std::string& spec) {
   std::string rest = spec.substr(kModelPrefix.size());
   std::string name = rest.substr(0, rest.find('?'));
-  ModelOptions options;
+  models::ModelOptions options;
   if (rest.find('?') != std::string::npos) {
     std::istringstream query(rest.substr(rest.find('?') + 1));
     std::string pair;
@@ -62,7 +62,7 @@ NamedProgram load_model(const std::string& spec) {
   }
   std::stringstream text;
   trace::TraceWriter writer(text);
-  build_model(name, options, writer);
+  models::build_model(name, options, writer);
   return {rest, trace::read_trace(text, spec)};
 }
 
@@ -77,7 +77,7 @@ std::vector<std::string> expand_program_specs(
     const std::vector<std::string>& args) {
   std::vector<std::string> specs;
   if (args.empty()) {
-    for (const auto& m : model_names()) specs.push_back("model:" + m);
+    for (const auto& m : models::model_names()) specs.push_back("model:" + m);
     return specs;
   }
   for (const auto& a : args) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dtr/sim/models/model_registry.h"
+#include "dtr/models/model_registry.h"
 #include "dtr/trace/program.h"
 #include "dtr/sim/program_source.h"
 #include "dtr/trace/trace_reader.h"
@@ -186,7 +186,7 @@ TEST(TraceWriterTest, NamesWithSpecialCharactersAreEscaped) {
 TEST(TraceWriterTest, EveryLineHasSortedKeysAndStringNumbers) {
   std::ostringstream out;
   TraceWriter w(out);
-  sim::build_model("resnet", {}, w);
+  models::build_model("resnet", {}, w);
   std::vector<std::string> lines = split_lines(out.str());
   ASSERT_GT(lines.size(), 100u);
   EXPECT_EQ(lines.size(), w.lines());
@@ -384,8 +384,8 @@ TEST(TraceWriterTest, ModelProgramsSurviveARoundTrip) {
 TEST(TraceWriterTest, WritingTheSameModelTwiceIsByteIdentical) {
   std::ostringstream a, b;
   TraceWriter wa(a), wb(b);
-  sim::build_model("transformer", {}, wa);
-  sim::build_model("transformer", {}, wb);
+  models::build_model("transformer", {}, wa);
+  models::build_model("transformer", {}, wb);
   EXPECT_EQ(a.str(), b.str());
   EXPECT_EQ(wa.lines(), wb.lines());
 }

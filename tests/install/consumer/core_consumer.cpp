@@ -1,11 +1,11 @@
-// Uses the installed dtr::core and dtr::sim: a chain under a budget that
-// forces evictions, a recomputation, and a built-in model trace.
+// Uses the installed dtr::core, dtr::trace and dtr::models: a chain under a
+// budget that forces evictions, a recomputation, and a built-in model trace.
 #include <cstdio>
 #include <sstream>
 #include <vector>
 
 #include "dtr/core/runtime.h"
-#include "dtr/sim/models/model_registry.h"
+#include "dtr/models/model_registry.h"
 #include "dtr/trace/trace_writer.h"
 
 namespace {
@@ -35,7 +35,7 @@ int main() {
 
   std::ostringstream trace;
   dtr::trace::TraceWriter writer(trace);
-  dtr::sim::build_model("chain", {.depth = 4}, writer);
+  dtr::models::build_model("chain", {.depth = 4}, writer);
   if (trace.str().empty()) return fail("empty chain trace");
 
   std::printf("core_consumer: ok (%llu evictions, %llu remat ops)\n",
