@@ -44,7 +44,7 @@ void add_gen_command(CLI::App& app) {
   }
   CLI::App* sub = app.add_subcommand(
       "gen", "Write a built-in model's training trace (paper's log format)");
-  sub->footer("models:" + list);
+  sub->footer("models (resnet32 is accepted for resnet):" + list);
   sub->add_option("model", o->model, "model name")->required();
   // The models check their own upper limits and name them.
   const auto size = integer_in(0, std::numeric_limits<int>::max());

@@ -64,8 +64,11 @@ constexpr std::array<Entry, 7> kModels{{
 }};
 
 const Entry& find(std::string_view name) {
+  // "resnet32": what `dtr train` called its (same) model before the names
+  // were unified; the default depth is 32.
+  const std::string_view key = name == "resnet32" ? "resnet" : name;
   for (const Entry& e : kModels) {
-    if (e.name == name) return e;
+    if (e.name == key) return e;
   }
   std::ostringstream known;
   for (const Entry& e : kModels)

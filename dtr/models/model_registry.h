@@ -26,7 +26,9 @@ struct ModelOptions {
 };
 
 /// Names of the built-in models, in a fixed order: "chain", "resnet",
-/// "densenet", "unet", "lstm", "treelstm", "transformer".
+/// "densenet", "unet", "lstm", "treelstm", "transformer". `dtr train` uses
+/// the same names for its LibTorch models (plus "mlp"; it has no "chain").
+/// build_model and describe_model also accept "resnet32" for "resnet".
 const std::vector<std::string>& model_names();
 
 /// Writes the trace of model `name` to `out`. Throws dtr::InvalidArgument

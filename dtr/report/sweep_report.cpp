@@ -32,7 +32,8 @@ SweepFiles write_sweep(const sim::SweepOutput& out, const std::string& dir,
                  " ops): overhead vs budget";
     std::string stem = p.name;
     for (char& ch : stem) {
-      if (ch == '/' || ch == '?' || ch == '&' || ch == '=' || ch == ' ') ch = '_';
+      if (ch == '/' || ch == '?' || ch == '&' || ch == '=' || ch == ' ')
+        ch = '_';
     }
     plot.png_path = (fs::path(dir) / (stem + ".png")).string();
     plot.thrash_limit = out.request.thrash_limit;

@@ -1,7 +1,7 @@
-#include "dtr/trace/json_fields_impl.h"
-
 #include <charconv>
 #include <limits>
+
+#include "dtr/trace/json_fields_impl.h"
 
 namespace dtr::trace::detail {
 
@@ -71,8 +71,8 @@ std::int64_t json_int(const json& j, const char* key, const LineRef& at) {
                       " is out of range (beyond +-2^63)");
     }
   }
-  fail_at(at, std::string("field ") + key + " must be an integer, got " +
-                  v.dump());
+  fail_at(at,
+          std::string("field ") + key + " must be an integer, got " + v.dump());
 }
 
 std::vector<std::string> json_names(const json& j, const char* key,

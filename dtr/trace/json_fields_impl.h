@@ -4,10 +4,9 @@
 /// NAME"). Every failure throws TraceError.
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "dtr/trace/trace_reader.h"
 

@@ -1,4 +1,4 @@
-// Tests of the built-in model traces (dtr/sim/models): every model writes a
+// Tests of the built-in model traces (dtr/models): every model writes a
 // well-formed trace in the paper's format (§d.3), deterministically, with
 // realistic structure; and the helpers beneath (TraceBuilder, Tape) keep
 // their handle bookkeeping straight.
@@ -109,6 +109,11 @@ TEST(ModelRegistryTest, UnknownModelThrowsAndListsKnownOnes) {
   }
   EXPECT_TRUE(text.str().empty());
   EXPECT_THROW(describe_model("vgg"), InvalidArgument);
+}
+
+TEST(ModelRegistryTest, Resnet32IsAnAliasOfResnet) {
+  EXPECT_EQ(build("resnet32", {.batch = 2}), build("resnet", {.batch = 2}));
+  EXPECT_EQ(describe_model("resnet32"), describe_model("resnet"));
 }
 
 TEST(ModelRegistryTest, BadOptionsThrow) {

@@ -21,7 +21,7 @@
 
 #include "dtr/sim/simulator.h"
 #include "dtr/trace/trace_reader.h"
-#include "examples/models/trainer.h"
+#include "dtr/torch/train/trainer.h"
 
 namespace {
 
@@ -42,7 +42,7 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   if (c.lstm_seq != nullptr) setenv("DTR_LSTM_SEQ", c.lstm_seq, 1);
   const auto path = std::filesystem::temp_directory_path() /
                     (std::string("dtr-prediction-") + c.model + ".log");
-  dtr::models::TrainOptions o;
+  dtr::pt::train::TrainOptions o;
   o.model = c.model;
   o.batch = c.batch;
   o.steps = 1;
@@ -50,8 +50,8 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   o.bytes_cost = true;
   o.record = path.string();
   std::ostringstream log;
-  dtr::models::RunReport run;
-  ASSERT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
+  dtr::pt::train::RunReport run;
+  ASSERT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
   if (c.lstm_seq != nullptr) unsetenv("DTR_LSTM_SEQ");
 
   const dtr::trace::Program program = dtr::trace::read_trace_file(path.string());

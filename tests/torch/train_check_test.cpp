@@ -3,14 +3,32 @@
 // within the budget plus the memory outside DTR's control.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 
-#include "examples/models/models.h"
-#include "examples/models/trainer.h"
+#include "dtr/core/error.h"
+#include "dtr/models/model_registry.h"
+#include "dtr/torch/train/models.h"
+#include "dtr/torch/train/trainer.h"
 
 namespace {
+
+// `dtr train` and `dtr gen` name the same network the same way.
+TEST(TrainModelsTest, NamesAreTheSimulatorsWhereBothHaveTheModel) {
+  const auto& traces = dtr::models::model_names();
+  for (const std::string& name : dtr::pt::train::model_names()) {
+    if (name == "mlp") continue;  // no trace builder
+    EXPECT_NE(std::find(traces.begin(), traces.end(), name), traces.end())
+        << name;
+  }
+  EXPECT_EQ(dtr::pt::train::default_batch("resnet32"),
+            dtr::pt::train::default_batch("resnet"));
+  EXPECT_NE(dtr::pt::train::make_task("resnet32", 1), nullptr);
+  EXPECT_THROW(dtr::pt::train::make_task("resnet50", 1),
+               dtr::InvalidArgument);
+}
 
 struct Case {
   const char* model;
@@ -22,7 +40,7 @@ class TrainCheckTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
   const Case c = GetParam();
-  dtr::models::TrainOptions o;
+  dtr::pt::train::TrainOptions o;
   o.model = c.model;
   o.batch = c.batch;
   o.steps = 2;
@@ -36,8 +54,8 @@ TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
   const bool lstm = std::string(c.model) == "lstm";
   if (lstm) setenv("DTR_LSTM_SEQ", "16", 1);
   std::ostringstream log;
-  dtr::models::RunReport run;
-  EXPECT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
+  dtr::pt::train::RunReport run;
+  EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
   if (lstm) unsetenv("DTR_LSTM_SEQ");
   if (::testing::Test::HasFailure()) return;
   EXPECT_NE(log.str().find("bitwise identical"), std::string::npos)
@@ -47,7 +65,7 @@ TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
 
 INSTANTIATE_TEST_SUITE_P(
     Models, TrainCheckTest,
-    ::testing::Values(Case{"mlp", 2048, 0.5}, Case{"resnet32", 4, 0.5},
+    ::testing::Values(Case{"mlp", 2048, 0.5}, Case{"resnet", 4, 0.5},
                       Case{"densenet", 4, 0.5}, Case{"unet", 2, 0.5},
                       Case{"lstm", 256, 0.5}, Case{"treelstm", 32, 0.5},
                       Case{"transformer", 4, 0.5}),

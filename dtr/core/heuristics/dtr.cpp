@@ -4,13 +4,12 @@
 
 namespace dtr {
 
-double DtrExactHeuristic::score(const Graph& g, StorageId s,
-                                std::int64_t now) {
+double DtrExactHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
   const Storage& st = g.storage(s);
-  std::int64_t compute = saturating_add(
-      saturating_add(st.compute_ns, regions_.down_compute(g, s)),
-      regions_.up_compute(g, s));
+  std::int64_t compute =
+      saturating_add(saturating_add(st.compute_ns, regions_.down_compute(g, s)),
+                     regions_.up_compute(g, s));
   return cost_density(compute, st.bytes, now - st.last_access);
 }
 

@@ -2,8 +2,7 @@
 
 namespace dtr {
 
-double DtrLocalHeuristic::score(const Graph& g, StorageId s,
-                                std::int64_t now) {
+double DtrLocalHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
   const Storage& st = g.storage(s);
   return cost_density(st.compute_ns, st.bytes, now - st.last_access);

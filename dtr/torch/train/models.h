@@ -2,7 +2,7 @@
 /// Training tasks for `dtr train`: ordinary torch::nn models with random
 /// data, written as a LibTorch user would (nothing DTR-specific inside).
 ///
-///   auto task = dtr::models::make_task("resnet32", /*batch=*/8);
+///   auto task = dtr::pt::train::make_task("resnet", /*batch=*/8);
 ///   auto inputs = task->batch(/*step=*/0);
 ///   task->loss(inputs).backward();
 #include <torch/torch.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace dtr::models {
+namespace dtr::pt::train {
 
 class Task {
  public:
@@ -25,9 +25,11 @@ class Task {
 };
 
 /// Creates a task with fresh parameters drawn from the global generator.
+/// `name` is one of model_names() or "resnet32" (an alias of "resnet").
 /// Throws dtr::InvalidArgument naming an unknown model.
 std::unique_ptr<Task> make_task(const std::string& name, std::int64_t batch);
-/// mlp, resnet32, densenet, unet, lstm, treelstm, transformer.
+/// mlp, resnet (ResNet-32), densenet, unet, lstm, treelstm, transformer:
+/// the simulator's names (dtr/models) where it has the same model.
 const std::vector<std::string>& model_names();
 /// Default batch size: activations dominate memory, one step ~1 s.
 std::int64_t default_batch(const std::string& name);
@@ -65,4 +67,4 @@ class CifarTask : public Task {
   Net net_;
 };
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

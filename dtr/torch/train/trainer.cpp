@@ -1,4 +1,4 @@
-#include "examples/models/trainer.h"
+#include "dtr/torch/train/trainer.h"
 
 #include <chrono>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include "dtr/core/error.h"
 #include "dtr/trace/output_file.h"
 #include "dtr/torch/trace_recording.h"
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 std::int64_t now_ns() {
@@ -163,4 +163,4 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   return run;
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

@@ -2,9 +2,9 @@
 /// The training loop behind `dtr train`: SGD with momentum on a Task, plain
 /// LibTorch or under DTR, with the bitwise check against plain LibTorch.
 ///
-///   dtr::models::TrainOptions o{.model = "mlp", .batch = 256, .steps = 2,
+///   dtr::pt::train::TrainOptions o{.model = "mlp", .batch = 256, .steps = 2,
 ///                                .budget_ratio = 0.5, .check = true};
-///   dtr::models::run_train(o, std::cout);   // throws if the check fails
+///   dtr::pt::train::run_train(o, std::cout);   // throws if the check fails
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -15,7 +15,7 @@
 
 #include "dtr/torch/dtr_torch.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 
 struct TrainOptions {
   std::string model = "mlp";
@@ -66,4 +66,4 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
 /// written in full. Returns the budgeted run's report.
 RunReport run_train(const TrainOptions& o, std::ostream& out);
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

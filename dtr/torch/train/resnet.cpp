@@ -1,8 +1,8 @@
 // CIFAR-style ResNet-32 (He et al. 2016, §4.2): 3 stages x 5 basic blocks,
 // 16/32/64 channels, batch norm, 32x32 inputs, 10 classes.
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 namespace nn = torch::nn;
@@ -75,4 +75,4 @@ std::unique_ptr<Task> make_resnet32(std::int64_t batch) {
   return std::make_unique<CifarTask<ResNet32>>(batch);
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

@@ -10,9 +10,9 @@
 #include <functional>
 #include <random>
 
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 namespace nn = torch::nn;
@@ -70,4 +70,4 @@ std::unique_ptr<Task> make_treelstm(std::int64_t batch) {
   return std::make_unique<TreeLstmTask>(batch);
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

@@ -1,9 +1,9 @@
 // A small U-Net (Ronneberger et al. 2015): 3 levels (16/32/64 channels),
 // double 3x3 convs with batch norm, max-pool down, transposed-conv up, skip
 // concatenations; per-pixel 2-class segmentation of 64x64 inputs.
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 namespace nn = torch::nn;
@@ -68,4 +68,4 @@ std::unique_ptr<Task> make_unet(std::int64_t batch) {
   return std::make_unique<UNetTask>(batch);
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

@@ -1,9 +1,9 @@
 // DenseNet (Huang et al. 2017) block stack for 32x32 inputs: 3 dense blocks
 // of 6 BN-ReLU-Conv3x3 layers (growth 12) joined by transitions. Each layer
 // concatenates all earlier features, so activations dominate memory.
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 namespace nn = torch::nn;
@@ -66,4 +66,4 @@ std::unique_ptr<Task> make_densenet(std::int64_t batch) {
   return std::make_unique<DenseNetTask>(batch);
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

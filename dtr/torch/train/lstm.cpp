@@ -5,9 +5,9 @@
 // gradients (W_hh: 256 KiB), as in the training runs DTR is for.
 #include <cstdlib>
 
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 namespace nn = torch::nn;
@@ -56,4 +56,4 @@ std::unique_ptr<Task> make_lstm(std::int64_t batch) {
   return std::make_unique<LstmTask>(batch);
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

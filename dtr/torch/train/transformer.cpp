@@ -1,9 +1,9 @@
 // Transformer encoder (Vaswani et al. 2017) with dropout 0.1: 4 layers,
 // d_model 128, 4 heads, feed-forward 512, sequence 64; classifies the mean
 // of the encoded sequence. Dropout masks must replay bit for bit.
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 namespace nn = torch::nn;
@@ -47,4 +47,4 @@ std::unique_ptr<Task> make_transformer(std::int64_t batch) {
   return std::make_unique<TransformerTask>(batch);
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train

@@ -1,8 +1,8 @@
 // MLP: 8 x (Linear 256->256 + ReLU) + Linear 256->10. At batch 2048 the
 // activations (2 MiB each) dominate the weights (256 KiB each).
-#include "examples/models/models.h"
+#include "dtr/torch/train/models.h"
 
-namespace dtr::models {
+namespace dtr::pt::train {
 namespace {
 
 class Mlp final : public Task {
@@ -39,4 +39,4 @@ std::unique_ptr<Task> make_mlp(std::int64_t batch) {
   return std::make_unique<Mlp>(batch);
 }
 
-}  // namespace dtr::models
+}  // namespace dtr::pt::train
