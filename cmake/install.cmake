@@ -1,9 +1,8 @@
 # `cmake --install build --prefix P`: the public headers, the libraries, the
 # `dtr` command (runnable from P/bin) and a CMake package, so that another
 # project can `find_package(dtr REQUIRED)` and link dtr::core, dtr::trace,
-# dtr::models, dtr::sim and,
-# when the LibTorch layer was built, dtr::torch. Included from the top-level
-# CMakeLists.txt after every target is defined.
+# dtr::models, dtr::sim and, when the LibTorch layer was built, dtr::torch.
+# Included from the top-level CMakeLists.txt after every target is defined.
 include(CMakePackageConfigHelpers)
 
 set(DTR_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/dtr)
@@ -68,9 +67,9 @@ install(FILES ${PROJECT_BINARY_DIR}/dtrConfig.cmake
   DESTINATION ${DTR_INSTALL_CMAKEDIR})
 
 if(DTR_INSTALL_WITH_TORCH)
-  message(STATUS "dtr: install exports dtr::core, dtr::trace, dtr::models, dtr::sim, "
-                 "dtr::torch")
+  message(STATUS "dtr: install exports dtr::core, dtr::trace, dtr::models, "
+                 "dtr::sim, dtr::torch")
 else()
-  message(STATUS "dtr: install exports dtr::core, dtr::trace, dtr::models, dtr::sim "
-                 "(no dtr::torch: LibTorch layer not built)")
+  message(STATUS "dtr: install exports dtr::core, dtr::trace, dtr::models, "
+                 "dtr::sim (no dtr::torch: LibTorch layer not built)")
 endif()
