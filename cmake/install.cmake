@@ -50,6 +50,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/dtr/models/model_registry.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtr/models)
 if(DTR_INSTALL_WITH_TORCH)
   install(FILES ${PROJECT_SOURCE_DIR}/dtr/torch/dtr_torch.h
+                ${PROJECT_SOURCE_DIR}/dtr/torch/checkpointed_module.h
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtr/torch)
 endif()
 

@@ -12,6 +12,7 @@ packages=(
   libtorch-dev                     # LibTorch integration (CPU, 1.13)
   python3-torch python3-torchvision  # `import dtr` from Debian's Python
   clang libclang-rt-14-dev         # sanitizer build and libFuzzer runtime
+  clang-format                     # scripts/check-format.sh (CI)
   llvm                             # llvm-symbolizer: readable sanitizer stacks
   python3-pip python3-setuptools python3-wheel  # `pip install .` (offline)
 )

@@ -5,7 +5,9 @@
 # are the install tests (label install): they link an outside project,
 # built without sanitizers, against the instrumented libraries.
 # Bounded: the tests listed in slow_tests below are excluded (each takes
-# minutes under ASan and only repeats what the quicker tests cover).
+# minutes under ASan and only repeats what the quicker tests cover). The
+# other tests labelled slow stay: without LibTorch the CLI starts at once,
+# and the long chain and Theorem 3.1 are worth running instrumented.
 # Extra arguments go to ctest (e.g. -R Runtime). Prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -111,7 +111,7 @@ std::string concat(const Args&... args) {
   do {                                                                   \
     if (!(cond)) {                                                       \
       throw ::dtr::InternalError(::dtr::detail::concat(                  \
-          "internal error at " __FILE__ ":", __LINE__, ": " #cond " ", \
-          ##__VA_ARGS__));                                               \
+          "internal error at " __FILE__ ":", __LINE__,                   \
+          ": " #cond " " __VA_OPT__(, ) __VA_ARGS__));                   \
     }                                                                    \
   } while (0)

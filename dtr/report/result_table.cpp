@@ -51,9 +51,10 @@ std::string result_csv_header() {
 std::string result_to_csv_row(const std::string& trace, const sim::SimResult& r) {
   std::ostringstream o;
   o.precision(10);
-  // Trace names are file stems; quote them in case they hold a comma.
+  // Trace names are file stems; quote them (RFC 4180) in case they hold a
+  // comma, a quote or a line break.
   std::string quoted = trace;
-  if (quoted.find_first_of(",\"") != std::string::npos) {
+  if (quoted.find_first_of(",\"\r\n") != std::string::npos) {
     std::string q = "\"";
     for (char c : quoted) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
     quoted = q + "\"";

@@ -1,15 +1,15 @@
 // The public C++ API (dtr_torch.h): thin forwarding to the Context.
-#include <torch/nn/module.h>
+#include "dtr/torch/dtr_torch.h"
 
 #include <sstream>
 
 #include "dtr/torch/checkpoint_context.h"
-#include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/trace_recording.h"
 
 namespace dtr::pt {
 
-torch::nn::Module& checkpoint(torch::nn::Module& module) {
+namespace module_detail {
+void check_parameters(const torch::nn::Module& module) {
   // Parameters stay plain (LIBTORCH-NOTES pitfall 7): the optimizer updates
   // them in place and a lineage cut keeps replays correct. Check here that
   // they are tensors the kernel can read.
@@ -18,8 +18,8 @@ torch::nn::Module& checkpoint(torch::nn::Module& module) {
               "[dtr] checkpoint(module): parameter is not a dense CPU "
               "tensor: ", p.toString());
   }
-  return module;
 }
+}  // namespace module_detail
 
 at::Tensor decheckpoint(const at::Tensor& t) {
   return Context::get().decheckpoint(t);

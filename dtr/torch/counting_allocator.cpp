@@ -28,7 +28,9 @@ thread_local bool t_in_hook = false;
 std::atomic<AllocationHook> g_outside_hook{nullptr};
 }  // namespace
 
-void set_outside_hook(AllocationHook hook) { g_outside_hook.store(hook); }
+AllocationHook set_outside_hook(AllocationHook hook) {
+  return g_outside_hook.exchange(hook);
+}
 
 class CountingAllocator final : public c10::Allocator {
  public:

@@ -26,8 +26,8 @@ using AllocationHook = void (*)(std::int64_t pending, std::int64_t bytes);
 
 /// A hook for allocations made outside any window (plain tensors: the
 /// optimizer, parameters), or nullptr. Not called while a hook runs on
-/// this thread.
-void set_outside_hook(AllocationHook hook);
+/// this thread. Returns the previous hook.
+AllocationHook set_outside_hook(AllocationHook hook);
 
 /// Per-thread allocation window: while one is open on this thread, each
 /// allocation of n bytes first calls `before(pending, n)` (which may evict

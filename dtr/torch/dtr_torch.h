@@ -22,9 +22,6 @@
 #include <cstdint>
 #include <string>
 
-namespace torch::nn {
-class Module;
-}
 
 namespace dtr::pt {
 
@@ -33,9 +30,8 @@ namespace dtr::pt {
 /// requires grad, the result is in t's autograd graph: gradients flow back
 /// to `t` (as plain tensors).
 at::Tensor checkpoint(const at::Tensor& t);
-/// Marks a module's parameters and buffers as memory outside DTR's control
-/// (they stay plain tensors; see LIBTORCH-NOTES pitfall 7) and returns it.
-torch::nn::Module& checkpoint(torch::nn::Module& module);
+/// checkpoint(module), which checkpoints the inputs of every forward()
+/// call as Python's dtr.checkpoint(module) does: checkpointed_module.h.
 /// The plain tensor behind `t`, rematerialized if needed; `t` if plain.
 at::Tensor decheckpoint(const at::Tensor& t);
 bool is_checkpoint(const at::Tensor& t);
@@ -127,3 +123,5 @@ class UnsupportedOperator : public dtr::Error {
 };
 
 }  // namespace dtr::pt
+
+#include "dtr/torch/checkpointed_module.h"

@@ -85,18 +85,16 @@ at::Tensor op_hold_value(const at::Tensor& t) {
 }
 bool op_is_checkpoint(const at::Tensor& t) { return is_checkpoint(t); }
 BudgetScope parse_scope(const std::string& scope) {
-  TORCH_CHECK(scope == "checkpointed" || scope == "process",
+  DTR_CHECK(scope == "checkpointed" || scope == "process",
               "[dtr] unknown budget scope '", scope,
               "' (checkpointed, process)");
   return scope == "process" ? BudgetScope::kProcess
                             : BudgetScope::kCheckpointed;
 }
 int64_t op_set_budget(int64_t bytes, std::string scope) {
-  TORCH_CHECK(bytes >= 0, "[dtr] set_budget: negative budget ", bytes);
   return set_budget(bytes, parse_scope(scope));
 }
 int64_t op_push_budget(int64_t bytes, std::string scope) {
-  TORCH_CHECK(bytes >= 0, "[dtr] budget: negative budget ", bytes);
   return static_cast<int64_t>(push_budget(bytes, parse_scope(scope)));
 }
 void op_pop_budget(int64_t token) {
@@ -118,7 +116,7 @@ void op_nested_backward(bool enter) {
 }
 void op_dump() { Context::get().dump(std::cerr); }
 void op_set_cost_model(std::string model) {
-  TORCH_CHECK(model == "measured" || model == "bytes",
+  DTR_CHECK(model == "measured" || model == "bytes",
               "[dtr] unknown cost model '", model, "' (measured, bytes)");
   set_cost_model(model == "bytes" ? CostModel::kBytes : CostModel::kMeasured);
 }
@@ -132,10 +130,10 @@ std::unique_ptr<FileRecording>& file_recording() {
   return *r;
 }
 void op_start_recording(std::string path) {
-  TORCH_CHECK(!file_recording(), "[dtr] record: a recording is running");
+  DTR_CHECK(!file_recording(), "[dtr] record: a recording is running");
   auto r = std::make_unique<FileRecording>();
   r->file.open(path);
-  TORCH_CHECK(r->file.good(), "[dtr] record: cannot write ", path);
+  DTR_CHECK(r->file.good(), "[dtr] record: cannot write ", path);
   r->recording = std::make_unique<TraceRecording>(r->file);
   file_recording() = std::move(r);
 }
@@ -144,7 +142,7 @@ void op_stop_recording() {
   if (!r) return;
   r->recording.reset();
   r->file.close();
-  TORCH_CHECK(!r->file.fail(), "[dtr] record: writing the trace failed");
+  DTR_CHECK(!r->file.fail(), "[dtr] record: writing the trace failed");
 }
 
 // Note [rrelu's noise] (special_ops.cpp): rrelu_with_noise with the noise

@@ -144,6 +144,42 @@ TEST(HeuristicTest, MspsCountsEvictedAncestorsOnly) {
   EXPECT_DOUBLE_EQ(f.rt.score(f.storage(a)), 3.0 / 100);  // no descendants
 }
 
+// Metadata accesses count every storage a heuristic reads to score, so for
+// the exact heuristics they include the walk through the evicted region.
+// x -> a -> n1 -> ... -> nk -> d with n1..nk evicted: scoring d walks up
+// through the k evicted storages to a, reading k + 1 storages (d has no
+// children to walk down to); a second score with nothing changed uses the
+// cached region and reads fewer.
+TEST(HeuristicTest, RegionWalksCountAsMetadataAccesses) {
+  for (const char* h : {"dtr", "msps"}) {
+    for (int k : {1, 20}) {
+      SCOPED_TRACE(std::string(h) + ", k = " + std::to_string(k));
+      Fixture f(h);
+      TensorId x = f.rt.add_constant(10);
+      TensorId prev = f.op("a", {x}, 100, 3);
+      std::vector<TensorId> evicted;
+      for (int i = 0; i < k; ++i) {
+        prev = f.op("n", {prev}, 100, 5);
+        evicted.push_back(prev);
+      }
+      TensorId d = f.op("d", {prev}, 100, 11);
+      f.op("e", {x}, 1, 13);  // let time pass
+      for (TensorId t : evicted) f.rt.release(t);  // eager: evicted
+      ASSERT_FALSE(f.rt.is_defined(evicted.back()));
+
+      const std::uint64_t before = f.rt.heuristic().accesses();
+      f.rt.score(f.storage(d));
+      const std::uint64_t first = f.rt.heuristic().accesses() - before;
+      EXPECT_GE(first, static_cast<std::uint64_t>(k) + 1);
+      f.rt.score(f.storage(d));
+      const std::uint64_t second =
+          f.rt.heuristic().accesses() - before - first;
+      EXPECT_GE(second, 1u);  // the score itself
+      EXPECT_LT(second, first);
+    }
+  }
+}
+
 TEST(HeuristicTest, RandomIsReproducibleBySeed) {
   auto pick_sequence = [](std::uint64_t seed) {
     Runtime rt({.budget_bytes = 1000, .seed = seed},

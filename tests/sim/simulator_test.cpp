@@ -17,6 +17,7 @@
 #include "dtr/sim/simulator.h"
 #include "dtr/trace/trace_reader.h"
 #include "dtr/trace/trace_writer.h"
+#include "support/small_traces.h"
 
 namespace dtr::sim {
 namespace {
@@ -26,48 +27,9 @@ trace::Program read_text(const std::string& text) {
   return trace::read_trace(in, "sim_test");
 }
 
-// Trace A: one op whose working set is the peak.
-//   x1 constant 100
-//   f(x1) -> x2 200, 10 ns
-//   g(x2) -> x3 300, 20 ns     live: x1 x2 x3 = 600 (peak)
-//   release x2
-//   h(x3) -> x4 50, 30 ns
-//   release x3                 outputs at the end: x1, x4
-trace::Program trace_a() {
-  std::ostringstream out;
-  trace::TraceWriter w(out);
-  w.constant("x1", 100);
-  w.call("f", {"x1"}, {{"x2", 200, -1}}, 10);
-  w.call("g", {"x2"}, {{"x3", 300, -1}}, 20);
-  w.release("x2");
-  w.call("h", {"x3"}, {{"x4", 50, -1}}, 30);
-  w.release("x3");
-  return read_text(out.str());
-}
-
-// Trace C: x2 is kept for a late use while a chain passes through, so a
-// budget under the peak forces exactly one eviction (x2, the only candidate)
-// and one rematerialization (a, 10 ns).
-//   x1 constant 10
-//   a(x1) -> x2 100            10 ns
-//   b(x2) -> x3 100            10 ns
-//   c(x3) -> x4 100            10 ns   live: 10+100+100+100 = 310 (peak)
-//   release x3
-//   d(x2, x4) -> x5 10         10 ns   working set 10+100+100+10 = 220
-//   release x2, release x4     outputs at the end: x1, x5
-trace::Program trace_c() {
-  std::ostringstream out;
-  trace::TraceWriter w(out);
-  w.constant("x1", 10);
-  w.call("a", {"x1"}, {{"x2", 100, -1}}, 10);
-  w.call("b", {"x2"}, {{"x3", 100, -1}}, 10);
-  w.call("c", {"x3"}, {{"x4", 100, -1}}, 10);
-  w.release("x3");
-  w.call("d", {"x2", "x4"}, {{"x5", 10, -1}}, 10);
-  w.release("x2");
-  w.release("x4");
-  return read_text(out.str());
-}
+// The hand-checked traces A and C (tests/support/small_traces.h).
+trace::Program trace_a() { return read_text(small_traces::trace_a_text()); }
+trace::Program trace_c() { return read_text(small_traces::trace_c_text()); }
 
 SimConfig ratio_config(double ratio, std::string heuristic = "dtr") {
   SimConfig c;

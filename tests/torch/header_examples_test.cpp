@@ -25,4 +25,43 @@ TEST(TorchHeaderExamplesTest, DtrTorchH) {
   EXPECT_FALSE(dtr::pt::is_checkpoint(model->parameters()[0].grad()));
 }
 
+// checkpointed_module.h: the holder checkpoints forward()'s tensor
+// arguments (as Python's dtr.checkpoint(module)), the module and its
+// parameters stay plain, and training through it is bitwise identical.
+TEST(TorchHeaderExamplesTest, CheckpointedModuleH) {
+  auto train = [](bool use_dtr) {
+    torch::manual_seed(3);
+    torch::nn::Sequential net(torch::nn::Linear(8, 16), torch::nn::ReLU(),
+                              torch::nn::Linear(16, 4));
+    auto batch = torch::randn({16, 8});
+    auto target = torch::randint(0, 4, {16});
+    torch::Tensor out;
+    if (use_dtr) {
+      auto model = dtr::pt::checkpoint(net);
+      dtr::pt::Budget guard(1 << 20);
+      out = model->forward(batch);  // `->` reaches the module: plain
+      EXPECT_FALSE(dtr::pt::is_checkpoint(out));
+      out = model.forward(batch);
+      EXPECT_TRUE(dtr::pt::is_checkpoint(out));
+      EXPECT_TRUE(dtr::pt::is_checkpoint(model(batch)));
+    } else {
+      out = net->forward(batch);
+    }
+    auto loss = torch::nll_loss(torch::log_softmax(out, 1), target);
+    loss.backward();
+    std::vector<at::Tensor> result{dtr::pt::decheckpoint(loss)};
+    for (const auto& p : net->parameters()) {
+      EXPECT_FALSE(dtr::pt::is_checkpoint(p.grad()));
+      result.push_back(p.grad().clone());
+    }
+    return result;
+  };
+  auto plain = train(false);
+  auto dtr = train(true);
+  ASSERT_EQ(plain.size(), dtr.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_TRUE(torch::equal(plain[i], dtr[i])) << "result " << i;
+  }
+}
+
 }  // namespace

@@ -14,14 +14,16 @@
 // 8 KB per step; docs/torch.md, "Simulator vs runtime").
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "dtr/sim/simulator.h"
-#include "dtr/trace/trace_reader.h"
 #include "dtr/torch/train/trainer.h"
+#include "dtr/trace/trace_reader.h"
+#include "tests/support/scoped_env.h"
 
 namespace {
 
@@ -39,7 +41,9 @@ bool close(double predicted, double actual) {
 
 TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   const Case c = GetParam();
-  if (c.lstm_seq != nullptr) setenv("DTR_LSTM_SEQ", c.lstm_seq, 1);
+  // For the recorded run only (an early ASSERT return restores it too).
+  std::optional<dtr::testing::ScopedEnv> seq;
+  if (c.lstm_seq != nullptr) seq.emplace("DTR_LSTM_SEQ", c.lstm_seq);
   const auto path = std::filesystem::temp_directory_path() /
                     (std::string("dtr-prediction-") + c.model + ".log");
   dtr::pt::train::TrainOptions o;
@@ -52,7 +56,7 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   std::ostringstream log;
   dtr::pt::train::RunReport run;
   ASSERT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
-  if (c.lstm_seq != nullptr) unsetenv("DTR_LSTM_SEQ");
+  seq.reset();
 
   const dtr::trace::Program program = dtr::trace::read_trace_file(path.string());
   std::filesystem::remove(path);

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -12,6 +12,7 @@
 #include "dtr/models/model_registry.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/torch/train/trainer.h"
+#include "tests/support/scoped_env.h"
 
 namespace {
 
@@ -49,14 +50,15 @@ TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
   // Measured op times vary run to run and so would eviction decisions; the
   // byte cost model makes the test deterministic.
   o.bytes_cost = true;
-  // 16 time steps instead of 32: the same per-step shapes, half the time.
-  // Set for this run only: no test leaks environment changes.
-  const bool lstm = std::string(c.model) == "lstm";
-  if (lstm) setenv("DTR_LSTM_SEQ", "16", 1);
   std::ostringstream log;
   dtr::pt::train::RunReport run;
-  EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
-  if (lstm) unsetenv("DTR_LSTM_SEQ");
+  {
+    // 16 time steps instead of 32: the same per-step shapes, half the time.
+    // Set for this run only: no test leaks environment changes.
+    std::optional<dtr::testing::ScopedEnv> seq;
+    if (std::string(c.model) == "lstm") seq.emplace("DTR_LSTM_SEQ", "16");
+    EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
+  }
   if (::testing::Test::HasFailure()) return;
   EXPECT_NE(log.str().find("bitwise identical"), std::string::npos)
       << log.str();

@@ -26,7 +26,10 @@ namespace dtr {
 class EvictedRegions {
  public:
   /// `with_down`: also compute the children direction (MSPS needs only up).
-  explicit EvictedRegions(bool with_down) : with_down_(with_down) {}
+  /// Each storage read while walking or checking a region adds one to
+  /// `accesses`, the owning heuristic's metadata access counter.
+  EvictedRegions(bool with_down, std::uint64_t& accesses)
+      : with_down_(with_down), accesses_(accesses) {}
 
   void on_storage_created(const Graph& g, StorageId s);
   void on_op_recorded(const Graph& g, OpId op);
@@ -40,7 +43,6 @@ class EvictedRegions {
   std::int64_t up_compute(const Graph& g, StorageId s) {
     return refresh(g, s).up_compute_ns;
   }
-  std::uint64_t accesses() const { return accesses_; }
 
  private:
   struct Cache {
@@ -60,13 +62,14 @@ class EvictedRegions {
   std::uint32_t epoch_ = 0;           // member marks
   std::uint32_t interior_epoch_ = 0;  // interior marks, per direction
   std::vector<StorageId> stack_;
-  std::uint64_t accesses_ = 0;
+  std::uint64_t& accesses_;
 };
 
 /// Shared plumbing of the two heuristics that read evicted regions.
 class RegionHeuristic : public Heuristic {
  public:
-  explicit RegionHeuristic(bool with_down) : regions_(with_down) {}
+  explicit RegionHeuristic(bool with_down)
+      : regions_(with_down, accesses_) {}
   void on_storage_created(const Graph& g, StorageId s) override {
     regions_.on_storage_created(g, s);
   }

@@ -40,7 +40,6 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
   const std::int64_t batch = o.batch.value_or(default_batch(o.model));
   torch::manual_seed(o.seed);
   auto task = make_task(o.model, batch);
-  if (use_dtr) dtr::pt::checkpoint(task->module());
   torch::optim::SGD opt(task->module().parameters(),
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum));
   task->module().train();

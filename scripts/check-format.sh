@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fails (and lists the files) when a tracked C++ file differs from what
+# clang-format-14 makes of it under .clang-format. `--fix` rewrites them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+format=clang-format-14
+command -v "$format" >/dev/null || format=clang-format
+mapfile -t files < <(git ls-files '*.cpp' '*.h')
+if [ "${1:-}" = --fix ]; then
+  "$format" -i "${files[@]}"
+  exit 0
+fi
+bad=()
+for f in "${files[@]}"; do
+  "$format" --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+done
+if [ "${#bad[@]}" -gt 0 ]; then
+  printf 'not clang-formatted (run scripts/check-format.sh --fix):\n' >&2
+  printf '  %s\n' "${bad[@]}" >&2
+  exit 1
+fi
+echo "clang-format: ${#files[@]} files clean"
