@@ -72,6 +72,8 @@ def build_library():
               "-DCMAKE_BUILD_TYPE=Release", "-DDTR_BUILD_TESTS=OFF",
               "-DDTR_BUILD_BENCH=OFF", "-DDTR_BUILD_EXAMPLES=OFF",
               "-DDTR_BUILD_TORCH=ON",
+              # The package ships libdtr_torch.so only: no MILP solver.
+              "-DDTR_WITH_CBC=OFF",
               "-DBUILD_SHARED_LIBS=OFF", "-DCMAKE_SKIP_BUILD_RPATH=ON"])
         if (_cache_value(build_dir, "Torch_DIR") or "").endswith("NOTFOUND"):
             raise RuntimeError("[dtr setup.py] LibTorch not found: the Python "

@@ -22,3 +22,21 @@ if(DTR_BUILD_BENCH)
     set(DTR_BUILD_BENCH OFF PARENT_SCOPE)
   endif()
 endif()
+
+# COIN-OR CBC solves the planners' MILP (dtr/plan, `dtr plan --planner milp`
+# and lp-round); without it those two planners throw "rebuild with ...".
+if(DTR_WITH_CBC)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(CBC QUIET IMPORTED_TARGET cbc)
+  endif()
+  if(NOT CBC_FOUND)
+    message(FATAL_ERROR
+      "dtr needs COIN-OR CBC for its MILP planner: install it with "
+      "`apt-get install -y coinor-libcbc-dev pkg-config`, or configure with "
+      "-DDTR_WITH_CBC=OFF to build without the milp and lp-round planners")
+  endif()
+else()
+  message(STATUS "dtr: building without COIN-OR CBC (DTR_WITH_CBC=OFF): "
+                 "the milp and lp-round planners are unavailable")
+endif()

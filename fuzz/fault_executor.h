@@ -9,7 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "dtr/core/executor.h"
 #include "invariants.h"
@@ -39,7 +39,9 @@ class FaultExecutor : public Executor {
   void first_compute(const Graph& g, OpId op, std::uint64_t h) {
     for (std::size_t i = 0; i < g.op(op).outputs.size(); ++i) {
       TensorId out = g.op(op).outputs[i];
-      truth_[out] = values_[out] = mix(h, i + 1);
+      const std::uint64_t v = mix(h, i + 1);
+      slot(truth_, out) = {v, true};
+      slot(values_, out) = {v, true};
     }
   }
 
@@ -52,29 +54,30 @@ class FaultExecutor : public Executor {
     for (std::size_t i = 0; i < o.outputs.size(); ++i) {
       TensorId out = o.outputs[i];
       std::uint64_t v = mix(h, i + 1);
-      auto it = truth_.find(out);
-      DTR_FUZZ_CHECK(it != truth_.end() && it->second == v, "replay of op ",
-                     op, " gives tensor ", out, " another value");
-      values_[out] = v;
+      DTR_FUZZ_CHECK(
+          out < truth_.size() && truth_[out].known && truth_[out].value == v,
+          "replay of op ", op, " gives tensor ", out, " another value");
+      slot(values_, out) = {v, true};
     }
   }
 
   void release_storage(const Graph& g, StorageId s) override {
     DTR_FUZZ_CHECK(g.storage(s).locks == 0, "storage ", s,
                    " freed while locked");
-    for (TensorId t : g.storage(s).tensors) values_.erase(t);
+    for (TensorId t : g.storage(s).tensors) {
+      if (t < values_.size()) values_[t].known = false;
+    }
   }
 
   std::uint64_t read(TensorId t) const {
-    auto it = values_.find(t);
-    DTR_FUZZ_CHECK(it != values_.end(), "read of freed tensor ", t);
-    return it->second;
+    DTR_FUZZ_CHECK(has(t), "read of freed tensor ", t);
+    return values_[t].value;
   }
-  bool has(TensorId t) const { return values_.count(t) != 0; }
+  bool has(TensorId t) const { return t < values_.size() && values_[t].known; }
   std::uint64_t truth(TensorId t) const {
-    auto it = truth_.find(t);
-    DTR_FUZZ_CHECK(it != truth_.end(), "tensor ", t, " was never computed");
-    return it->second;
+    DTR_FUZZ_CHECK(t < truth_.size() && truth_[t].known, "tensor ", t,
+                   " was never computed");
+    return truth_[t].value;
   }
 
  private:
@@ -83,8 +86,18 @@ class FaultExecutor : public Executor {
     return h * 0xff51afd7ed558ccdULL;
   }
 
-  std::unordered_map<TensorId, std::uint64_t> values_;
-  std::unordered_map<TensorId, std::uint64_t> truth_;
+  // Indexed by tensor id (ids are dense): read after every fuzz step, so a
+  // vector rather than a hash map.
+  struct Value {
+    std::uint64_t value = 0;
+    bool known = false;
+  };
+  static Value& slot(std::vector<Value>& v, TensorId t) {
+    if (t >= v.size()) v.resize(t + 1);
+    return v[t];
+  }
+  std::vector<Value> values_;  // current buffers (absent: freed)
+  std::vector<Value> truth_;   // first computed values
   std::uint32_t fail_in_ = 0;
 };
 

@@ -27,10 +27,16 @@ namespace {
 
 constexpr const char* kOpNames[] = {"f", "g", "h", "view"};
 
-// The four bugs runtime_fuzz found (a failed call left behind by a remat
-// limit, ids of a failed call, a banished sibling replayed, an input
-// banished during its own rematerialization) are fixed; their reproducers
-// are in fuzz/corpus/runtime_fuzz/ and tests/core/fault_test.cpp. New
+#define DTR_FUZZ_NOTE(...)           \
+  do {                               \
+    if (verbose_) note(__VA_ARGS__); \
+  } while (0)
+
+// The bugs runtime_fuzz found (a failed call left behind by a remat limit,
+// ids of a failed call, a banished sibling replayed, an input banished
+// during its own rematerialization, unpin of a child of a freed storage)
+// are fixed; their reproducers are in fuzz/corpus/runtime_fuzz/, their
+// tests in tests/core/failed_call_test.cpp. New
 // findings get a workaround here, a Note [Known bug: ...] and a file in
 // fuzz/regressions/runtime_fuzz/; DTR_FUZZ_KNOWN_BUGS=1 turns the
 // workarounds off.
@@ -53,10 +59,11 @@ class Driver {
     rt_ = std::make_unique<Runtime>(o, make_heuristic(h, o.seed), &ex_);
     verbose_ = std::getenv("DTR_FUZZ_VERBOSE") != nullptr;
     known_bugs_ = std::getenv("DTR_FUZZ_KNOWN_BUGS") != nullptr;
-    note("runtime heuristic=", h, " policy=", to_string(o.policy),
-         " budget=", o.budget_bytes, " remat_limit=", o.remat_limit_ns,
-         " sample_sqrt=", o.sample_sqrt, " ignore_small=", o.ignore_small,
-         " free_dead_constants=", o.free_dead_constants, " seed=", o.seed);
+    DTR_FUZZ_NOTE("runtime heuristic=", h, " policy=", to_string(o.policy),
+                  " budget=", o.budget_bytes, " remat_limit=",
+                  o.remat_limit_ns, " sample_sqrt=", o.sample_sqrt,
+                  " ignore_small=", o.ignore_small, " free_dead_constants=",
+                  o.free_dead_constants, " seed=", o.seed);
   }
 
   void run() {
@@ -68,9 +75,9 @@ class Driver {
         fail(e.what());
       } catch (const Error& e) {
         // OutOfMemory, RematLimitExceeded, InvalidArgument: documented.
-        note("  -> ", e.what());
+        DTR_FUZZ_NOTE("  -> ", e.what());
       } catch (const InjectedFailure& e) {
-        note("  -> ", e.what());
+        DTR_FUZZ_NOTE("  -> ", e.what());
       }
       check(before);
     }
@@ -78,10 +85,11 @@ class Driver {
   }
 
  private:
-  // With DTR_FUZZ_VERBOSE set, prints each operation (to read a reproducer).
+  // With DTR_FUZZ_VERBOSE set, prints each operation (to read a reproducer);
+  // called through DTR_FUZZ_NOTE, so the strings are built only then.
   template <typename... Args>
-  void note(const Args&... args) {
-    if (verbose_) std::cerr << detail::concat(args...) << "\n";
+  static void note(const Args&... args) {
+    std::cerr << detail::concat(args...) << "\n";
   }
   static std::string ids(std::span<const TensorId> ts) {
     std::string s = "[";
@@ -148,22 +156,22 @@ class Driver {
       case 10: on(pick(), "materialize", &Runtime::materialize); break;
       case 11: {
         std::int64_t b = size() * in_.ConsumeIntegralInRange(1, 16);
-        note("set_budget ", b);
+        DTR_FUZZ_NOTE("set_budget ", b);
         rt_->set_budget(b);
         budget_lowered_ = rt_->stats().memory_bytes > rt_->budget_bytes();
         break;
       }
-      case 12: note("evict_all"); rt_->evict_all(); break;
+      case 12: DTR_FUZZ_NOTE("evict_all"); rt_->evict_all(); break;
       case 13: forget(); break;
       case 14: {
         std::uint32_t n = in_.ConsumeIntegralInRange(1, 4);
-        note("arm: replay #", n, " from now fails");
+        DTR_FUZZ_NOTE("arm: replay #", n, " from now fails");
         ex_.arm(n);
         break;
       }
       case 15: {
         std::int64_t b = size();
-        note("make_room ", b);
+        DTR_FUZZ_NOTE("make_room ", b);
         rt_->make_room(b);
         break;
       }
@@ -171,15 +179,15 @@ class Driver {
   }
 
   void on(TensorId t, const char* what, void (Runtime::*f)(TensorId)) {
-    note(what, " ", t);
+    DTR_FUZZ_NOTE(what, " ", t);
     ((*rt_).*f)(t);
   }
 
   void constant() {
     std::int64_t bytes = size();
-    note("add_constant ", bytes);
+    DTR_FUZZ_NOTE("add_constant ", bytes);
     TensorId t = rt_->add_constant(bytes);
-    note("  = ", t);
+    DTR_FUZZ_NOTE("  = ", t);
     ex_.first_compute(rt_->graph(), rt_->graph().tensor(t).op,
                       ex_.first_hash("constant", {}));
     hold({&t, 1});
@@ -189,9 +197,10 @@ class Driver {
     std::vector<TensorId> in = pick_inputs();
     std::vector<OutputSpec> out = outputs(in.size());
     std::int64_t cost = in_.ConsumeIntegralInRange(0, 100);
-    note("call ", name, " ", ids(in), " -> ", specs(out), " cost ", cost);
+    DTR_FUZZ_NOTE("call ", name, " ", ids(in), " -> ", specs(out), " cost ",
+                  cost);
     auto res = rt_->call(name, in, out, cost);
-    note("  = ", ids(res));
+    DTR_FUZZ_NOTE("  = ", ids(res));
     OpId op = rt_->graph().tensor(res[0]).op;
     ex_.first_compute(rt_->graph(), op,
                       ex_.first_hash(name, in));
@@ -199,7 +208,7 @@ class Driver {
   }
   void begin() {
     std::vector<TensorId> in = pick_inputs();
-    note("begin_call ", ids(in));
+    DTR_FUZZ_NOTE("begin_call ", ids(in));
     rt_->begin_call(in);
     pending_.push_back(std::move(in));
   }
@@ -213,8 +222,8 @@ class Driver {
     std::int64_t bytes = 0;
     for (const OutputSpec& o : out) bytes += o.alias_of < 0 ? o.bytes : 0;
     std::uint64_t h = 0;
-    note("make_room ", bytes, " + end_call ", name, " ", ids(in), " -> ",
-         specs(out));
+    DTR_FUZZ_NOTE("make_room ", bytes, " + end_call ", name, " ", ids(in),
+                  " -> ", specs(out));
     try {
       rt_->make_room(bytes);
       // The op runs now: begin_call's locks kept its inputs resident.
@@ -227,31 +236,32 @@ class Driver {
       throw;
     }
     auto res = rt_->end_call(name, in, out, in_.ConsumeIntegralInRange(0, 100));
-    note("  = ", ids(res));
+    DTR_FUZZ_NOTE("  = ", ids(res));
     ex_.first_compute(rt_->graph(), rt_->graph().tensor(res[0]).op, h);
     hold(res);
   }
   void abort() {
     if (pending_.empty()) return;
-    note("abort_call ", ids(pending_.back()));
+    DTR_FUZZ_NOTE("abort_call ", ids(pending_.back()));
     rt_->abort_call(pending_.back());
     pending_.pop_back();
   }
   void forget() {
     TensorId t = pick();
-    note("forget ", t);
+    DTR_FUZZ_NOTE("forget ", t);
     rt_->forget(t);
+    forgot_ = true;
     std::erase(known_, t);
     forgotten_.push_back(t);
   }
 
   void check(std::int64_t before) {
     check_accounting(*rt_);
-    std::vector<std::uint32_t> locks(rt_->graph().storage_count(), 0);
+    locks_.assign(rt_->graph().storage_count(), 0);
     for (const auto& call : pending_) {
-      for (TensorId t : call) ++locks[rt_->graph().tensor(t).storage];
+      for (TensorId t : call) ++locks_[rt_->graph().tensor(t).storage];
     }
-    check_locks(rt_->graph(), locks);
+    check_locks(rt_->graph(), locks_);
     // Memory may exceed a budget lowered since the last allocation, but
     // nothing may allocate past the budget.
     const std::int64_t now = rt_->stats().memory_bytes;
@@ -268,8 +278,11 @@ class Driver {
   }
 
   // Ends the pending calls; then, with room to spare, every tensor the
-  // program holds a handle to that can still be computed has its original
-  // value.
+  // program was given that can still be computed has its original value.
+  // Only a storage freed for good, or a forget() (whose promise that the
+  // value is never needed again the harness does not keep), may make one
+  // impossible to compute: banishing must never free what a value that
+  // is not freed for good still needs.
   void finish() {
     for (; !pending_.empty(); pending_.pop_back()) {
       rt_->abort_call(pending_.back());
@@ -279,8 +292,11 @@ class Driver {
     for (TensorId t : known_) {
       try {
         rt_->materialize(t);
-      } catch (const InvalidArgument&) {
-        continue;  // needs a value freed for good
+      } catch (const InvalidArgument& e) {
+        const Graph& g = rt_->graph();
+        DTR_FUZZ_CHECK(forgot_ || g.storage(g.tensor(t).storage).banished,
+                       "tensor ", t, " cannot be computed again: ", e.what());
+        continue;
       } catch (const RematLimitExceeded&) {
         break;
       }
@@ -296,7 +312,9 @@ class Driver {
   std::vector<TensorId> known_;      // returned to the program, not forgotten
   std::vector<TensorId> forgotten_;  // for the error paths
   std::vector<std::vector<TensorId>> pending_;  // begin_call inputs
+  std::vector<std::uint32_t> locks_;  // check(): the locks pending_ holds
   bool budget_lowered_ = false;
+  bool forgot_ = false;  // a forget() succeeded (see finish)
   bool verbose_ = false;
   [[maybe_unused]] bool known_bugs_ = false;  // DTR_FUZZ_KNOWN_BUGS: no workarounds
 };

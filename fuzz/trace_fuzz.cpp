@@ -28,6 +28,16 @@ struct RunConfig {
   bool prototype;  // sample_sqrt + ignore_small
 };
 
+// After every step of the checked replay (not coverage: see
+// fuzz/coverage_ignorelist.txt).
+void check_step(const Runtime& rt, std::int64_t budget) {
+  static const std::vector<std::uint32_t> no_locks;
+  check_accounting(rt);
+  check_locks(rt.graph(), no_locks);
+  DTR_FUZZ_CHECK(rt.stats().memory_bytes <= budget, "memory ",
+                 rt.stats().memory_bytes, " over budget ", budget);
+}
+
 // The simulator's replay (dtr/sim/simulator.cpp), with the invariants
 // checked after every step. Returns the peak, or -1 if the run stopped on
 // out-of-memory or thrashing.
@@ -41,13 +51,7 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
   o.remat_limit_ns = b.compute_ns;  // thrash limit 2.0, as simulate()'s
   Runtime rt(o, make_heuristic(c.heuristic));
   std::vector<TensorId> tensor_of(p.value_count, kNoId);
-  const std::vector<std::uint32_t> no_locks;
-  auto check = [&] {
-    check_accounting(rt);
-    check_locks(rt.graph(), no_locks);
-    DTR_FUZZ_CHECK(rt.stats().memory_bytes <= budget, "memory ",
-                   rt.stats().memory_bytes, " over budget ", budget);
-  };
+  auto check = [&] { check_step(rt, budget); };
   try {
     for (const trace::Step& step : p.steps) {
       const TensorId t = step.kind == trace::StepKind::kCompute

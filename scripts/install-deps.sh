@@ -7,6 +7,7 @@ packages=(
   nlohmann-json3-dev               # JSON (trace format, CLI output)
   libcli11-dev                     # command-line parsing
   libgtest-dev                     # unit tests
+  coinor-libcbc-dev pkg-config     # MILP solver for the planners (dtr plan)
   libbenchmark-dev                 # micro-benchmarks
   gnuplot-nox                      # overhead-vs-budget plots (PNG)
   libtorch-dev                     # LibTorch integration (CPU, 1.13)

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   dtr::cli::add_sweep_command(app);
   dtr::cli::add_fidelity_command(app);
   dtr::cli::add_gen_command(app);
+  dtr::cli::add_plan_command(app);
 #ifdef DTR_HAVE_TORCH
   dtr::cli::add_train_command(app);
 #endif

@@ -98,13 +98,16 @@ void Runtime::unlock(StorageId s) {
     try_banish(s);
     if (st.banished) return;
   }
+  // Eager: released while locked means evicted at the last unlock, this
+  // one, if still unreferenced and evictable. The flag ends here either
+  // way: left set on a pinned storage, it evicted a later materialization
+  // of a view of it as the view's input (the same storage) was unlocked.
+  const bool evict_now = st.evict_on_unlock;
+  st.evict_on_unlock = false;
   if (st.pinned || !st.resident) return;
-  if (st.evict_on_unlock) {
-    st.evict_on_unlock = false;
-    if (st.ext_refs == 0 && !st.constant) {
-      evict(s, /*eager=*/true);
-      return;
-    }
+  if (evict_now && st.ext_refs == 0 && !st.constant) {
+    evict(s, /*eager=*/true);
+    return;
   }
   pool_insert(s);
 }
@@ -629,6 +632,14 @@ void Runtime::unpin(TensorId t) {
   DTR_CHECK(!st.constant, "[runtime] unpin: tensor ", t,
             " is a constant and cannot be recomputed");
   if (!st.pinned) return;
+  // pin_children pinned it for good when a parent was freed for good:
+  // evicting it would lose a value nothing can recompute.
+  bool parent_freed = false;
+  graph_.for_each_parent_storage(s, [&](StorageId p) {
+    if (p != s && graph_.storage(p).banished) parent_freed = true;
+  });
+  DTR_CHECK(!parent_freed, "[runtime] unpin: tensor ", t,
+            " cannot be recomputed (an input of its op was freed for good)");
   st.pinned = false;
   if (!st.resident || st.locks != 0) return;
   if (options_.policy == DeallocPolicy::kEager && st.ext_refs == 0) {
@@ -682,15 +693,33 @@ void Runtime::release(TensorId t) {
   }
 }
 
+// Note [Banishing needs defined children]
+// Banishing s is legal only if nothing can ever need s again: every child
+// tensor (an output of an op that reads s) must be defined, and it stays so
+// because pin_children pins its storage. The test is per tensor, not per
+// storage: rebuilding a storage from its root op leaves its views undefined,
+// so a resident storage can hold a view whose op still reads s. (Testing
+// the child storages' residency banished s under such a view, and the held
+// view could never be rebuilt: trace_fuzz, banish-needs-freed-value-*.)
+// Outputs in s itself go with it; those in a storage freed for good are
+// never needed. The banish is retried when the inputs of a replay are
+// unlocked (see unlock), which is when an undefined child becomes defined.
 void Runtime::try_banish(StorageId s) {
   Storage& st = graph_.storage(s);
   if (st.banished || st.ext_refs != 0 || st.locks != 0) return;
-  bool evicted_dependent = false;
-  graph_.for_each_child_storage(s, [&](StorageId c) {
-    const Storage& cs = graph_.storage(c);
-    if (c != s && !cs.resident && !cs.banished) evicted_dependent = true;
-  });
-  if (evicted_dependent || needed_by_frames(s)) {
+  bool undefined_dependent = false;
+  for (TensorId t : st.tensors) {
+    for (OpId c : graph_.tensor(t).consumers) {
+      for (TensorId out : graph_.op(c).outputs) {
+        const Tensor& child = graph_.tensor(out);
+        if (child.storage != s && !child.defined &&
+            !graph_.storage(child.storage).banished) {
+          undefined_dependent = true;
+        }
+      }
+    }
+  }
+  if (undefined_dependent || needed_by_frames(s)) {
     st.banish_pending = true;
     return;
   }

@@ -110,7 +110,9 @@ class Runtime {
   void materialize(TensorId t);
   /// Materializes `t` and makes its storage unevictable for good.
   void pin(TensorId t);
-  /// Makes a pinned storage evictable again (constants stay unevictable).
+  /// Makes a pinned storage evictable again. Throws InvalidArgument for a
+  /// storage that cannot be recomputed (a constant, or one whose op reads a
+  /// storage freed for good), which stays pinned.
   void unpin(TensorId t);
   /// Adds / drops one external reference (a program handle) to `t`. Under
   /// the eager policy a storage whose last handle goes while it is locked

@@ -159,5 +159,71 @@ TEST(FuzzFoundTest, MaterializeOfAReleasedViewDefinesIt) {
   rt.check_invariants();
 }
 
+// trace_fuzz, banish-needs-freed-value-*.log (now in
+// fuzz/corpus/trace_fuzz/): rebuilding a storage from its root leaves its
+// views undefined, so a resident storage can hold a view that still needs
+// its op's other input. Banishing that input then lost a held value.
+TEST(FuzzFoundTest, InputOfAnUndefinedViewOnAResidentStorageIsNotBanished) {
+  Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
+  const TensorId x = call(rt, {}, {{30, -1}})[0];
+  const TensorId b = call(rt, {}, {{50, -1}})[0];
+  const TensorId v = call(rt, {b, x}, {{0, 0}})[0];  // a view of b, reads x
+  rt.evict_all();
+  rt.materialize(b);  // b's storage is back; the view is not
+  ASSERT_FALSE(rt.is_defined(v));
+  rt.release(x);  // must wait: v still needs x
+  EXPECT_EQ(rt.stats().banishments, 0u);
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+  // Once v is rebuilt nothing needs x any more: the retried banish frees it.
+  EXPECT_EQ(rt.stats().banishments, 1u);
+  EXPECT_THROW(rt.materialize(x), InvalidArgument);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
+// runtime_fuzz (unpin-child-of-freed-constant.bin): a storage pinned because
+// its parent was freed for good can never be recomputed; unpin() made it
+// evictable, and the held value was lost at the next eviction.
+TEST(FuzzFoundTest, UnpinKeepsAChildOfAFreedStoragePinned) {
+  for (DeallocPolicy policy : {DeallocPolicy::kBanish, DeallocPolicy::kEager}) {
+    Runtime rt({.policy = policy, .free_dead_constants = true},
+               make_heuristic("lru"));
+    const TensorId x = policy == DeallocPolicy::kBanish
+                           ? call(rt, {}, {{30, -1}})[0]
+                           : rt.add_constant(30);
+    const TensorId y = call(rt, {x}, {{40, -1}})[0];
+    rt.release(x);  // freed for good: y can no longer be recomputed
+    ASSERT_EQ(rt.stats().memory_bytes, 40);
+    EXPECT_THROW(rt.unpin(y), InvalidArgument);
+    rt.evict_all();
+    EXPECT_TRUE(rt.is_defined(y));
+    rt.check_invariants();
+  }
+}
+
+// runtime_fuzz (materialize-released-view-evicted-by-stale-flag.bin), eager
+// policy: a storage whose last handle goes while it is locked is evicted at
+// its last unlock, but when it was pinned by then the flag outlived that
+// unlock, and a later materialize() of a view of it evicted it again as it
+// unlocked the view's input: materialize returned with the view undefined.
+TEST(FuzzFoundTest, EvictOnUnlockEndsWithTheLastUnlock) {
+  Runtime rt({}, make_heuristic("lru"));
+  const TensorId a = call(rt, {}, {{100, -1}})[0];
+  const TensorId v = call(rt, {a}, {{0, 0}})[0];  // a view of a
+  std::vector<TensorId> in{a};
+  rt.begin_call(in);
+  rt.release(a);
+  rt.release(v);  // the last handle goes while locked
+  rt.pin(v);
+  rt.abort_call(in);  // the last unlock: pinned, so not evicted
+  rt.unpin(v);        // eager: unreferenced, so evicted now
+  ASSERT_FALSE(rt.is_defined(v));
+  rt.materialize(v);
+  EXPECT_TRUE(rt.is_defined(v));
+  rt.check_invariants();
+}
+
 }  // namespace
 }  // namespace dtr

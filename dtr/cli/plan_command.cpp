@@ -1,0 +1,246 @@
+// `dtr plan TRACE --budget-ratio R --planner milp`: a static schedule for a
+// trace, checked by executing it, optionally next to DTR's simulated runs at
+// the same budget.
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "dtr/cli/commands.h"
+#include "dtr/cli/validators.h"
+#include "dtr/core/error.h"
+#include "dtr/plan/planner.h"
+#include "dtr/plan/static_graph.h"
+#include "dtr/sim/program_source.h"
+#include "dtr/sim/simulator.h"
+
+namespace dtr::cli {
+
+namespace {
+struct PlanOptions {
+  std::string trace;
+  std::optional<double> budget_ratio;
+  std::optional<std::int64_t> budget_bytes;
+  std::string planners = "milp";
+  std::string heuristics;
+  double time_limit_s = 60;
+  double thrash_limit = std::numeric_limits<double>::infinity();
+  bool json = false;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// One row of the result: a planner's schedule or a simulated DTR run.
+struct Row {
+  std::string name;
+  std::string kind;    // "planner" or "dtr"
+  std::string status;
+  bool fits = false;   // a run or schedule within the budget
+  std::int64_t compute_ns = 0;
+  std::int64_t peak_bytes = 0;
+  double overhead = 0;
+  double gap = 0;
+  double lower_bound_ns = 0;
+  double solve_s = 0;
+  std::string verdict;  // the validator's, for planners
+  std::string message;
+};
+
+nlohmann::json row_to_json(const Row& r) {
+  nlohmann::json j{{"name", r.name},         {"kind", r.kind},
+                   {"status", r.status},     {"fits", r.fits},
+                   {"compute_ns", r.compute_ns},
+                   {"peak_bytes", r.peak_bytes},
+                   {"overhead", r.overhead}, {"message", r.message}};
+  if (r.kind == "planner") {
+    j["gap"] = r.gap;
+    j["lower_bound_ns"] = r.lower_bound_ns;
+    j["solve_s"] = r.solve_s;
+    j["verdict"] = r.verdict;
+  }
+  return j;
+}
+
+Row planner_row(const plan::PlanResult& p, std::int64_t baseline_ns) {
+  Row r;
+  r.name = p.planner;
+  r.kind = "planner";
+  r.status = std::string(plan::to_string(p.status));
+  r.fits = p.status == plan::PlanStatus::kOptimal ||
+           p.status == plan::PlanStatus::kFeasible;
+  r.compute_ns = p.compute_ns;
+  r.peak_bytes = p.peak_bytes;
+  r.overhead = baseline_ns > 0 && !p.schedule.steps.empty()
+                   ? double(p.compute_ns) / double(baseline_ns)
+                   : 0;
+  r.gap = p.gap;
+  r.lower_bound_ns = p.lower_bound_ns;
+  r.solve_s = p.solve_s;
+  if (p.schedule.steps.empty()) {
+    r.verdict = "no schedule";
+  } else if (p.validation.ok && p.runtime.ok) {
+    r.verdict = "valid";
+  } else {
+    r.verdict = "rejected: " + (p.validation.ok ? p.runtime.problem
+                                                : p.validation.problem);
+  }
+  r.message = p.message;
+  return r;
+}
+
+void run_plan(const PlanOptions& o) {
+  if (!o.budget_ratio && !o.budget_bytes) {
+    throw InvalidArgument("give --budget-ratio or --budget-bytes");
+  }
+  std::vector<std::string> planners =
+      o.planners == "all" ? plan::planner_names() : split_list(o.planners);
+  for (const std::string& name : planners) plan::check_planner_name(name);
+  std::vector<std::string> heuristics;
+  if (!o.heuristics.empty()) heuristics = parse_heuristic_list(o.heuristics);
+  sim::NamedProgram p = sim::load_program(o.trace);
+  sim::Baseline baseline = sim::compute_baseline(p.program);
+  std::int64_t budget =
+      o.budget_bytes ? *o.budget_bytes
+                     : sim::budget_for_ratio(*o.budget_ratio, baseline.peak_bytes);
+  plan::StaticGraph g = plan::build_static_graph(p.program);
+
+  std::vector<Row> rows;
+  for (const std::string& name : planners) {
+    plan::PlanResult r = plan::run_planner(
+        g, {.planner = name, .budget_bytes = budget,
+            .time_limit_s = o.time_limit_s});
+    // Note [plan validation]: a schedule the planner claims fits but that
+    // does not execute within the budget is a bug in dtr, never a result.
+    if (!r.consistent()) {
+      throw InternalError("[plan] planner " + name +
+                          " returned a schedule that fails validation: " +
+                          (r.validation.ok ? r.runtime.problem
+                                           : r.validation.problem));
+    }
+    rows.push_back(planner_row(r, g.baseline_cost_ns()));
+  }
+  for (const std::string& h : heuristics) {
+    sim::SimConfig config;
+    config.heuristic = h;
+    config.budget_bytes = budget;
+    config.thrash_limit = o.thrash_limit;
+    sim::SimResult s = sim::simulate(p.program, baseline, config);
+    Row r;
+    r.name = h;
+    r.kind = "dtr";
+    r.status = std::string(sim::to_string(s.status));
+    r.fits = s.status == sim::SimStatus::kOk;
+    r.compute_ns = s.model_compute_ns + s.remat_compute_ns;
+    r.peak_bytes = s.peak_bytes;
+    r.overhead = s.overhead;
+    r.message = s.message;
+    rows.push_back(r);
+  }
+
+  if (o.json) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const Row& r : rows) results.push_back(row_to_json(r));
+    nlohmann::json j{{"trace", p.name},
+                     {"nodes", g.size()},
+                     {"budget_bytes", budget},
+                     {"baseline_peak_bytes", baseline.peak_bytes},
+                     {"baseline_compute_ns", g.baseline_cost_ns()},
+                     {"constant_bytes", g.constant_bytes},
+                     {"time_limit_s", o.time_limit_s},
+                     {"results", results}};
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf(
+        "trace %s: %zu nodes, %zu trace ops\n"
+        "budget %lld bytes = %.3f x baseline peak %lld (constants %lld)\n"
+        "baseline compute %.3f ms\n",
+        p.name.c_str(), g.size(), p.program.trace_ops(), (long long)budget,
+        baseline.peak_bytes > 0 ? double(budget) / baseline.peak_bytes : 0.0,
+        (long long)baseline.peak_bytes, (long long)g.constant_bytes,
+        g.baseline_cost_ns() / 1e6);
+    std::printf("%-15s %-8s %-12s %9s %14s %8s %8s  %s\n", "name", "kind",
+                "status", "overhead", "peak_bytes", "gap", "solve_s",
+                "verdict");
+    for (const Row& r : rows) {
+      std::string overhead =
+          r.overhead > 0 ? std::to_string(r.overhead).substr(0, 6) : "-";
+      std::string gap = r.kind == "planner" && r.fits
+                            ? std::to_string(r.gap * 100).substr(0, 5) + "%"
+                            : "-";
+      std::string solve =
+          r.kind == "planner" ? std::to_string(r.solve_s).substr(0, 6) : "-";
+      std::printf("%-15s %-8s %-12s %9s %14lld %8s %8s  %s\n", r.name.c_str(),
+                  r.kind.c_str(), r.status.c_str(), overhead.c_str(),
+                  (long long)r.peak_bytes, gap.c_str(), solve.c_str(),
+                  r.kind == "planner" ? r.verdict.c_str() : "-");
+      if (!r.message.empty() && !r.fits) {
+        std::printf("  %s: %s\n", r.name.c_str(), r.message.c_str());
+      }
+    }
+  }
+  // Note [plan exit status]: like `dtr sim`, one planner that found no
+  // schedule within the budget exits 2 after printing its result; a
+  // comparison (several planners or heuristics) is a table, like `dtr
+  // sweep`, and exits 0 whatever its cells say.
+  if (rows.size() == 1 && !rows[0].fits) {
+    throw RunFailed("[plan] " + rows[0].name + ": status " + rows[0].status +
+                    " at budget " + std::to_string(budget) + " bytes" +
+                    (rows[0].message.empty() ? "" : ": " + rows[0].message));
+  }
+}
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto o = std::make_shared<PlanOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "plan",
+      "Plan a static rematerialization schedule for a trace (Checkmate MILP, "
+      "LP rounding, Chen, Revolve, checkpoint-all) and check it by executing "
+      "it; compare with DTR's simulated runs at the same budget");
+  sub->footer(
+      "exit status: 0 a schedule within the budget (or a comparison table); "
+      "2 one planner found none (status infeasible, time-limit, over-budget "
+      "or unsupported; the result is still printed); 1 bad input");
+  sub->add_option("trace", o->trace,
+                  "trace file, or model:NAME[?batch=..&depth=..&seed=..]")
+      ->required();
+  auto* ratio = sub->add_option(
+      "--budget-ratio", o->budget_ratio,
+      "budget as a fraction of the baseline peak (as in dtr sim)");
+  ratio->check(real_in(0, std::numeric_limits<double>::max(),
+                       /*min_exclusive=*/true));
+  auto* bytes = sub->add_option("--budget-bytes", o->budget_bytes,
+                                "budget in bytes, 0 to 2^63-1");
+  bytes->transform(integer_in<std::int64_t>(
+      0, std::numeric_limits<std::int64_t>::max()));
+  ratio->excludes(bytes);
+  sub->add_option("--planner", o->planners,
+                  "milp, lp-round, chen-sqrtn, chen-greedy, revolve, "
+                  "checkpoint-all, a comma list, or all (default milp)");
+  sub->add_option("--heuristics", o->heuristics,
+                  "also simulate these DTR heuristics at the same budget "
+                  "(comma list or all)");
+  sub->add_option("--time-limit", o->time_limit_s,
+                  "solver time limit in seconds for milp and lp-round "
+                  "(default 60)")
+      ->check(real_in(0, 1e9, /*min_exclusive=*/true));
+  sub->add_option("--thrash-limit", o->thrash_limit,
+                  "give a DTR run up at this overhead, >= 1 (default inf: "
+                  "never, so its compute can be compared)");
+  sub->add_flag("--json", o->json, "print one JSON object");
+  sub->callback([o] { run_plan(*o); });
+}
+
+}  // namespace dtr::cli

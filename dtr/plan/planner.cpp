@@ -1,0 +1,260 @@
+#include "dtr/plan/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "dtr/core/error.h"
+#include "dtr/plan/chen.h"
+#include "dtr/plan/lp_round.h"
+#include "dtr/plan/milp.h"
+#include "dtr/plan/revolve.h"
+#include "dtr/plan/stage_plan.h"
+
+namespace dtr::plan {
+
+std::string_view to_string(PlanStatus status) {
+  switch (status) {
+    case PlanStatus::kOptimal: return "optimal";
+    case PlanStatus::kFeasible: return "feasible";
+    case PlanStatus::kInfeasible: return "infeasible";
+    case PlanStatus::kTimeLimit: return "time-limit";
+    case PlanStatus::kOverBudget: return "over-budget";
+    case PlanStatus::kUnsupported: return "unsupported";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& planner_names() {
+  static const std::vector<std::string> kNames{
+      "milp", "lp-round", "chen-sqrtn", "chen-greedy", "revolve",
+      "checkpoint-all"};
+  return kNames;
+}
+
+bool PlanResult::consistent() const {
+  bool claims = status == PlanStatus::kOptimal ||
+                status == PlanStatus::kFeasible;
+  if (!claims) return true;
+  return validation.ok && runtime.ok &&
+         validation.peak_bytes == runtime.peak_bytes &&
+         validation.compute_ns == runtime.compute_ns;
+}
+
+namespace {
+
+// One candidate schedule, checked against the budget.
+struct Candidate {
+  StagePlan plan;
+  Schedule schedule;
+  Validation validation;
+  std::string planner;
+};
+
+Candidate check(const StaticGraph& g, StagePlan p, std::int64_t budget,
+                std::string planner = {}) {
+  Candidate c;
+  c.planner = std::move(planner);
+  c.schedule = schedule_from_stages(g, p);
+  c.plan = std::move(p);
+  c.validation = validate_schedule(g, c.schedule, budget);
+  if (!c.validation.ok) {
+    // Over the budget (or broken): measure it without a limit, to report.
+    Validation unbounded = validate_schedule(
+        g, c.schedule, std::numeric_limits<std::int64_t>::max());
+    c.validation.peak_bytes = unbounded.peak_bytes;
+    c.validation.compute_ns = unbounded.compute_ns;
+  }
+  return c;
+}
+
+// Keeps the cheapest candidate within the budget, else the smallest peak.
+class Best {
+ public:
+  void offer(Candidate c) {
+    if (!have_ || better(c)) {
+      best_ = std::move(c);
+      have_ = true;
+    }
+  }
+  bool have() const { return have_; }
+  Candidate& get() { return best_; }
+
+ private:
+  bool better(const Candidate& c) const {
+    const Validation& a = c.validation;
+    const Validation& b = best_.validation;
+    if (a.ok != b.ok) return a.ok;
+    if (a.ok) return a.compute_ns < b.compute_ns;
+    return a.peak_bytes < b.peak_bytes;
+  }
+  Candidate best_;
+  bool have_ = false;
+};
+
+void take(PlanResult& r, Candidate c) {
+  r.schedule = std::move(c.schedule);
+  r.status = c.validation.ok ? PlanStatus::kFeasible : PlanStatus::kOverBudget;
+  if (!c.validation.ok) r.message = c.validation.problem;
+}
+
+void plan_fixed(const StaticGraph& g, const StagePlan& p, PlanResult& r) {
+  take(r, check(g, p, r.budget_bytes));
+}
+
+void offer_chen_greedy(const StaticGraph& g, std::int64_t budget,
+                       Best& best) {
+  for (std::int64_t segment : chen_greedy_segments(g)) {
+    best.offer(check(g, chen_plan(g, chen_checkpoints(g, segment, false)),
+                     budget, "chen-greedy"));
+  }
+}
+
+// False (and `why`) when the forward pass is not a chain.
+bool offer_revolve(const StaticGraph& g, std::int64_t budget, Best& best,
+                   std::string* why) {
+  std::optional<std::vector<NodeId>> chain = forward_chain(g, why);
+  if (!chain) return false;
+  // More slots never cost more compute: take the most that fit.
+  for (auto slots = static_cast<std::int64_t>(chain->size()); slots >= 0;
+       --slots) {
+    Candidate c = check(g, revolve_plan(g, *chain, slots), budget, "revolve");
+    bool ok = c.validation.ok;
+    best.offer(std::move(c));
+    if (ok) break;
+  }
+  return true;
+}
+
+StagePlan checkpoint_all_plan(const StaticGraph& g) {
+  return plan_with_keep_rule(g, [](NodeId, std::size_t) { return true; });
+}
+
+void plan_chen_greedy(const StaticGraph& g, PlanResult& r) {
+  Best best;
+  offer_chen_greedy(g, r.budget_bytes, best);
+  take(r, std::move(best.get()));
+}
+
+void plan_revolve(const StaticGraph& g, PlanResult& r) {
+  std::string why;
+  Best best;
+  if (!offer_revolve(g, r.budget_bytes, best, &why)) {
+    r.status = PlanStatus::kUnsupported;
+    r.message = why;
+    return;
+  }
+  take(r, std::move(best.get()));
+}
+
+// The MILP's start: the cheapest fixed-rule plan within the budget.
+std::optional<Candidate> best_fixed_plan(const StaticGraph& g,
+                                         std::int64_t budget) {
+  Best best;
+  best.offer(check(g, checkpoint_all_plan(g), budget, "checkpoint-all"));
+  best.offer(check(g, chen_sqrtn_plan(g), budget, "chen-sqrtn"));
+  offer_chen_greedy(g, budget, best);
+  offer_revolve(g, budget, best, nullptr);
+  if (!best.get().validation.ok) return std::nullopt;
+  tidy_plan(g, best.get().plan);
+  return std::move(best.get());
+}
+
+void plan_milp(const StaticGraph& g, const PlanConfig& config, PlanResult& r,
+               bool round) {
+  std::optional<Candidate> start;
+  if (!round) start = best_fixed_plan(g, config.budget_bytes);
+  MilpSolution s = solve_checkmate(
+      g, {.budget_bytes = config.budget_bytes,
+          .time_limit_s = config.time_limit_s,
+          .relax = round,
+          .start = start ? &start->plan : nullptr});
+  r.message = s.message;
+  if (start) {
+    r.message += std::string(r.message.empty() ? "" : "; ") +
+                 "started from " + start->planner + " (" +
+                 std::to_string(start->validation.compute_ns) + " ns)";
+  }
+  r.lower_bound_ns = s.lower_bound_ns + g.fixed_cost_ns;
+  if (!s.has_solution) {
+    r.status = s.status;
+    return;
+  }
+  if (!round) {
+    r.schedule = schedule_from_stages(g, s.plan);
+    r.status = s.status;
+    return;
+  }
+  Best best;
+  for (double threshold : lp_round_thresholds()) {
+    best.offer(check(g, round_stage_plan(g, s.S, threshold),
+                     config.budget_bytes));
+  }
+  take(r, std::move(best.get()));
+}
+
+}  // namespace
+
+void check_planner_name(const std::string& name) {
+  const std::vector<std::string>& names = planner_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string known;
+  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw InvalidArgument("[plan] unknown planner '" + name + "' (known: " +
+                        known + ")");
+}
+
+PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
+  if (config.budget_bytes < 0) {
+    throw InvalidArgument("[plan] budget " +
+                          std::to_string(config.budget_bytes) +
+                          " bytes is negative");
+  }
+  if (!(config.time_limit_s > 0) || !std::isfinite(config.time_limit_s)) {
+    throw InvalidArgument("[plan] time limit " +
+                          std::to_string(config.time_limit_s) +
+                          " s is not a positive finite number");
+  }
+  PlanResult r;
+  r.planner = config.planner;
+  r.budget_bytes = config.budget_bytes;
+  auto start = std::chrono::steady_clock::now();
+  const std::string& name = config.planner;
+  if (name == "milp" || name == "lp-round") {
+    plan_milp(g, config, r, name == "lp-round");
+  } else if (name == "chen-sqrtn") {
+    plan_fixed(g, chen_sqrtn_plan(g), r);
+  } else if (name == "chen-greedy") {
+    plan_chen_greedy(g, r);
+  } else if (name == "revolve") {
+    plan_revolve(g, r);
+  } else if (name == "checkpoint-all") {
+    plan_fixed(g, checkpoint_all_plan(g), r);
+  } else {
+    check_planner_name(name);
+  }
+  r.solve_s = std::chrono::duration<double>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  bool claims = r.status == PlanStatus::kOptimal ||
+                r.status == PlanStatus::kFeasible ||
+                r.status == PlanStatus::kOverBudget;
+  if (claims) {
+    r.validation = validate_schedule(g, r.schedule, config.budget_bytes);
+    r.runtime = execute_on_runtime(g, r.schedule, config.budget_bytes);
+    Validation unbounded = validate_schedule(
+        g, r.schedule, std::numeric_limits<std::int64_t>::max());
+    r.compute_ns = unbounded.compute_ns;
+    r.peak_bytes = unbounded.peak_bytes;
+    if (r.status == PlanStatus::kOptimal || r.status == PlanStatus::kFeasible) {
+      if (r.lower_bound_ns > 0 && r.compute_ns > 0) {
+        r.gap = std::max(0.0, (r.compute_ns - r.lower_bound_ns) /
+                                  static_cast<double>(r.compute_ns));
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace dtr::plan

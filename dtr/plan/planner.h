@@ -1,0 +1,71 @@
+#pragma once
+/// Planners: each turns a StaticGraph and a budget into a Schedule with its
+/// compute and peak, validated before it is returned.
+///
+///   dtr::plan::PlanResult r = dtr::plan::run_planner(
+///       graph, {.planner = "milp", .budget_bytes = 1 << 20,
+///               .time_limit_s = 60});
+///   if (r.status == dtr::plan::PlanStatus::kOptimal) ...
+///
+/// Every outcome of a solver (optimal, feasible with a gap, infeasible,
+/// time limit) is a status, not an exception.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dtr/plan/schedule.h"
+#include "dtr/plan/static_graph.h"
+
+namespace dtr::plan {
+
+enum class PlanStatus : std::uint8_t {
+  kOptimal,     ///< proven least compute within the budget (milp)
+  kFeasible,    ///< a schedule within the budget; milp: `gap` says how far
+  kInfeasible,  ///< milp: proven that no schedule fits the budget
+  kTimeLimit,   ///< milp: the limit came before any schedule was found
+  kOverBudget,  ///< a fixed-rule planner's best schedule exceeds the budget
+  kUnsupported, ///< the planner does not apply to this graph (revolve)
+};
+std::string_view to_string(PlanStatus status);
+
+struct PlanConfig {
+  std::string planner = "milp";
+  std::int64_t budget_bytes = 0;  ///< constants included
+  double time_limit_s = 60;       ///< milp and lp-round solver time
+};
+
+struct PlanResult {
+  std::string planner;
+  PlanStatus status = PlanStatus::kInfeasible;
+  std::int64_t budget_bytes = 0;
+  Schedule schedule;            ///< empty when no schedule was found
+  Validation validation;        ///< exact replay of `schedule`
+  Validation runtime;           ///< `schedule` executed on dtr::Runtime
+  std::int64_t compute_ns = 0;  ///< of the schedule (validation)
+  std::int64_t peak_bytes = 0;  ///< of the schedule (validation)
+  /// milp: the solver's lower bound on compute and (compute - bound) /
+  /// compute; 0 for the other planners.
+  double lower_bound_ns = 0;
+  double gap = 0;
+  double solve_s = 0;           ///< wall time of the planner
+  std::string message;          ///< solver detail, or why no schedule
+  /// True when a schedule exists and both checks accept it, or when no
+  /// schedule was claimed. A false here is a bug in the planner.
+  bool consistent() const;
+};
+
+/// "milp", "lp-round", "chen-sqrtn", "chen-greedy", "revolve",
+/// "checkpoint-all".
+const std::vector<std::string>& planner_names();
+
+/// Throws dtr::InvalidArgument naming the known planners if `name` is not
+/// one of them.
+void check_planner_name(const std::string& name);
+
+/// Runs one planner and validates its schedule (validate_schedule and
+/// execute_on_runtime). Throws dtr::InvalidArgument for an unknown planner,
+/// a negative budget or a time limit that is not positive and finite.
+PlanResult run_planner(const StaticGraph& g, const PlanConfig& config);
+
+}  // namespace dtr::plan

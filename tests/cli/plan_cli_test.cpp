@@ -1,0 +1,104 @@
+// `dtr plan` as a user runs it: exit status, JSON and errors.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#ifndef DTR_CLI_PATH
+#error "DTR_CLI_PATH must name the built dtr binary"
+#endif
+
+namespace dtr::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PlanRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+PlanRun dtr(const std::string& args) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("dtr_plan_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string cmd = std::string(DTR_CLI_PATH) + " " + args + " >" +
+                    (dir / "out").string() + " 2>" + (dir / "err").string();
+  int status = std::system(cmd.c_str());
+  PlanRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+TEST(PlanCliTest, ComparisonJsonHasEveryPlannerAndHeuristic) {
+  PlanRun r = dtr(
+      "plan 'model:chain?depth=6' --budget-ratio 0.6 --planner all "
+      "--heuristics dtr,lru --time-limit 20 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 8u);
+  const nlohmann::json& milp = j["results"][0];
+  EXPECT_EQ(milp["name"], "milp");
+  EXPECT_EQ(milp["status"], "optimal");
+  EXPECT_EQ(milp["verdict"], "valid");
+  EXPECT_LE(milp["peak_bytes"].get<std::int64_t>(),
+            j["budget_bytes"].get<std::int64_t>());
+  for (const nlohmann::json& row : j["results"]) {
+    if (!row["fits"].get<bool>()) continue;
+    EXPECT_LE(milp["compute_ns"].get<std::int64_t>(),
+              row["compute_ns"].get<std::int64_t>())
+        << row["name"];
+    if (row["kind"] == "planner") {
+      EXPECT_EQ(row["verdict"], "valid");
+    }
+  }
+}
+
+TEST(PlanCliTest, OnePlannerWithoutAScheduleExitsTwo) {
+  PlanRun r = dtr("plan 'model:chain?depth=6' --budget-ratio 0.1 --planner milp");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find("infeasible"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("dtr: error: [plan] milp: status infeasible"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(PlanCliTest, BadInputExitsOneNamingIt) {
+  PlanRun unknown = dtr("plan 'model:chain?depth=4' --budget-ratio 0.5 "
+                    "--planner gurobi");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown planner 'gurobi'"), std::string::npos)
+      << unknown.err;
+  PlanRun no_budget = dtr("plan 'model:chain?depth=4'");
+  EXPECT_EQ(no_budget.exit_code, 1);
+  EXPECT_NE(no_budget.err.find("--budget-ratio"), std::string::npos);
+  PlanRun bad_limit = dtr("plan 'model:chain?depth=4' --budget-ratio 0.5 "
+                      "--time-limit 0");
+  EXPECT_EQ(bad_limit.exit_code, 1);
+  EXPECT_NE(bad_limit.err.find("--time-limit"), std::string::npos)
+      << bad_limit.err;
+  PlanRun too_big = dtr("plan 'model:chain?depth=300' --budget-ratio 0.5");
+  EXPECT_EQ(too_big.exit_code, 1);
+  EXPECT_NE(too_big.err.find("at most 400"), std::string::npos) << too_big.err;
+}
+
+}  // namespace
+}  // namespace dtr::cli
