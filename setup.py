@@ -2,7 +2,7 @@
 
 The package metadata is in pyproject.toml; this file says where the
 package is (python/dtr) and adds the CMake step to build_py. By default it configures a fresh temporary build directory
-(-DDTR_BUILD_TESTS=OFF -DDTR_BUILD_BENCH=OFF), builds the dtr_torch target
+(tests, benchmarks and examples off), builds the dtr_torch target
 and deletes the directory. Environment:
 
   DTR_CMAKE_BUILD_DIR  an already configured build directory of this source
@@ -70,7 +70,8 @@ def build_library():
         # from /usr/lib), and this directory is deleted after the install.
         _run(["cmake", "-S", SOURCE_DIR, "-B", build_dir,
               "-DCMAKE_BUILD_TYPE=Release", "-DDTR_BUILD_TESTS=OFF",
-              "-DDTR_BUILD_BENCH=OFF", "-DDTR_BUILD_TORCH=ON",
+              "-DDTR_BUILD_BENCH=OFF", "-DDTR_BUILD_EXAMPLES=OFF",
+              "-DDTR_BUILD_TORCH=ON",
               # The package ships libdtr_torch.so only: no MILP solver.
               "-DDTR_WITH_CBC=OFF",
               "-DBUILD_SHARED_LIBS=OFF", "-DCMAKE_SKIP_BUILD_RPATH=ON"])

@@ -1,6 +1,7 @@
 # DTR_BUILD_FUZZ adds the libFuzzer targets in fuzz/ (clang only). Every
 # target that follows gets libFuzzer's coverage instrumentation, so the
-# fuzzer sees the edges inside dtr_core and dtr_sim, not just its own file.
+# fuzzer sees the edges inside dtr_core, dtr_trace and dtr_sim, not just its
+# own file.
 option(DTR_BUILD_FUZZ "Build the libFuzzer targets in fuzz/ (clang)" OFF)
 if(DTR_BUILD_FUZZ)
   if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")

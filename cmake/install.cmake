@@ -1,15 +1,17 @@
 # `cmake --install build --prefix P`: the public headers, the libraries, the
 # `dtr` command (runnable from P/bin) and a CMake package, so that another
-# project can `find_package(dtr REQUIRED)` and link dtr::core, dtr::sim and,
-# when the LibTorch layer was built, dtr::torch. Included from the top-level
-# CMakeLists.txt after every target is defined.
+# project can `find_package(dtr REQUIRED)` and link dtr::core, dtr::trace,
+# dtr::models, dtr::sim and, when the LibTorch layer was built, dtr::torch.
+# Included from the top-level CMakeLists.txt after every target is defined.
 include(CMakePackageConfigHelpers)
 
 set(DTR_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/dtr)
 
 # Exported names: dtr_core -> dtr::core (the build tree has the same ALIASes).
-set(_dtr_export_targets dtr_core dtr_sim)
+set(_dtr_export_targets dtr_core dtr_trace dtr_models dtr_sim)
 set_target_properties(dtr_core PROPERTIES EXPORT_NAME core)
+set_target_properties(dtr_trace PROPERTIES EXPORT_NAME trace)
+set_target_properties(dtr_models PROPERTIES EXPORT_NAME models)
 set_target_properties(dtr_sim PROPERTIES EXPORT_NAME sim)
 if(TARGET dtr_torch)
   set(DTR_INSTALL_WITH_TORCH ON)
@@ -37,11 +39,15 @@ install(TARGETS dtr RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/dtr/core/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtr/core
   FILES_MATCHING PATTERN "*.h")
+file(GLOB _dtr_trace_headers ${PROJECT_SOURCE_DIR}/dtr/trace/*.h)
+list(FILTER _dtr_trace_headers EXCLUDE REGEX "_impl\\.h$")
+install(FILES ${_dtr_trace_headers}
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtr/trace)
 file(GLOB _dtr_sim_headers ${PROJECT_SOURCE_DIR}/dtr/sim/*.h)
 install(FILES ${_dtr_sim_headers}
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtr/sim)
-install(FILES ${PROJECT_SOURCE_DIR}/dtr/sim/models/model_registry.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtr/sim/models)
+install(FILES ${PROJECT_SOURCE_DIR}/dtr/models/model_registry.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dtr/models)
 if(DTR_INSTALL_WITH_TORCH)
   install(FILES ${PROJECT_SOURCE_DIR}/dtr/torch/dtr_torch.h
                 ${PROJECT_SOURCE_DIR}/dtr/torch/checkpointed_module.h
@@ -62,8 +68,9 @@ install(FILES ${PROJECT_BINARY_DIR}/dtrConfig.cmake
   DESTINATION ${DTR_INSTALL_CMAKEDIR})
 
 if(DTR_INSTALL_WITH_TORCH)
-  message(STATUS "dtr: install exports dtr::core, dtr::sim, dtr::torch")
+  message(STATUS "dtr: install exports dtr::core, dtr::trace, dtr::models, "
+                 "dtr::sim, dtr::torch")
 else()
-  message(STATUS "dtr: install exports dtr::core, dtr::sim "
-                 "(no dtr::torch: LibTorch layer not built)")
+  message(STATUS "dtr: install exports dtr::core, dtr::trace, dtr::models, "
+                 "dtr::sim (no dtr::torch: LibTorch layer not built)")
 endif()

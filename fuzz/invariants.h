@@ -28,7 +28,7 @@ namespace dtr::fuzz {
 inline std::int64_t resident_bytes(const Graph& g) {
   std::int64_t sum = 0;
   for (StorageId s = 0; s < g.storage_count(); ++s) {
-    if (!g.storage(s).dead && g.storage(s).material) sum += g.storage(s).bytes;
+    if (!g.storage(s).dead && g.storage(s).resident) sum += g.storage(s).bytes;
   }
   return sum;
 }

@@ -15,7 +15,7 @@
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/heuristic.h"
 #include "dtr/sim/simulator.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 #include "invariants.h"
 
 namespace dtr::fuzz {
@@ -41,7 +41,7 @@ void check_step(const Runtime& rt, std::int64_t budget) {
 // The simulator's replay (dtr/sim/simulator.cpp), with the invariants
 // checked after every step. Returns the peak, or -1 if the run stopped on
 // out-of-memory or thrashing.
-std::int64_t checked_replay(const sim::Program& p, const sim::Baseline& b,
+std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
                             const RunConfig& c, std::int64_t budget) {
   RuntimeOptions o;
   o.budget_bytes = budget;
@@ -53,28 +53,28 @@ std::int64_t checked_replay(const sim::Program& p, const sim::Baseline& b,
   std::vector<TensorId> tensor_of(p.value_count, kNoId);
   auto check = [&] { check_step(rt, budget); };
   try {
-    for (const sim::Step& step : p.steps) {
-      const TensorId t = step.kind == sim::StepKind::kCompute
+    for (const trace::Step& step : p.steps) {
+      const TensorId t = step.kind == trace::StepKind::kCompute
                              ? kNoId
                              : tensor_of[step.index];
       switch (step.kind) {
-        case sim::StepKind::kCompute: {
-          const sim::ProgramOp& op = p.ops[step.index];
+        case trace::StepKind::kCompute: {
+          const trace::ProgramOp& op = p.ops[step.index];
           if (op.constant) {
             tensor_of[op.first_output] = rt.add_constant(op.outputs[0].bytes);
             break;
           }
           std::vector<TensorId> in;
-          for (sim::ValueId v : op.inputs) in.push_back(tensor_of[v]);
+          for (trace::ValueId v : op.inputs) in.push_back(tensor_of[v]);
           auto out = rt.call(op.name, in, op.outputs, op.cost_ns);
           for (std::size_t i = 0; i < out.size(); ++i) {
             tensor_of[op.first_output + i] = out[i];
           }
           break;
         }
-        case sim::StepKind::kRetain: rt.retain(t); break;
-        case sim::StepKind::kRelease: rt.release(t); break;
-        case sim::StepKind::kPin: rt.pin(t); break;
+        case trace::StepKind::kRetain: rt.retain(t); break;
+        case trace::StepKind::kRelease: rt.release(t); break;
+        case trace::StepKind::kPin: rt.pin(t); break;
       }
       check();
     }
@@ -88,7 +88,7 @@ std::int64_t checked_replay(const sim::Program& p, const sim::Baseline& b,
   return rt.stats().peak_bytes;
 }
 
-void run_one(const sim::Program& p, const sim::Baseline& b,
+void run_one(const trace::Program& p, const sim::Baseline& b,
              const RunConfig& c) {
   sim::SimConfig config;
   config.heuristic = c.heuristic;
@@ -126,10 +126,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace dtr;
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
-  sim::Program program;
+  trace::Program program;
   try {
-    program = sim::read_trace(in, "fuzz");
-  } catch (const sim::TraceError&) {
+    program = trace::read_trace(in, "fuzz");
+  } catch (const trace::TraceError&) {
     return 0;  // rejected with the documented error: fine
   }
   sim::Baseline baseline;

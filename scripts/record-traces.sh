@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates data/traces/: one training step of every example model,
+# Regenerates data/traces/: one training step of every `dtr train` model,
 # recorded by the LibTorch layer (`dtr train --record`) at a small size with
 # measured op times, plus the manifest that `dtr sweep` reads. Needs the
 # LibTorch build (scripts/build.sh with libtorch-dev installed).
@@ -27,7 +27,7 @@ for m in "${models[@]}"; do
 done
 {
   echo '{'
-  echo '  "source": "One SGD step of each example model (examples/models), recorded by dtr'"'"'s LibTorch layer with dtr train --record on a 2-vCPU VM (Debian LibTorch 1.13.1, CPU); TIME is measured op time (ns), MEMORY in bytes. Regenerate with scripts/record-traces.sh.",'
+  echo '  "source": "One SGD step of each dtr train model (dtr/torch/train), recorded by dtr'"'"'s LibTorch layer with dtr train --record on a 2-vCPU VM (Debian LibTorch 1.13.1, CPU); TIME is measured op time (ns), MEMORY in bytes. Regenerate with scripts/record-traces.sh.",'
   echo '  "models": ['
   (IFS=$'\n'; echo "${entries[*]}" | sed '$!s/$/,/')
   echo '  ]'

@@ -11,8 +11,8 @@
 #include "dtr/cli/commands.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
-#include "dtr/sim/fidelity.h"
-#include "dtr/sim/output_file.h"
+#include "dtr/report/fidelity.h"
+#include "dtr/trace/output_file.h"
 #include "dtr/sim/parallel.h"
 
 namespace dtr::cli {
@@ -40,7 +40,7 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-bool exact(const sim::FidelityCell& c) {
+bool exact(const report::FidelityCell& c) {
   return c.same_budget &&
          std::string(sim::to_string(c.ours.status)) == c.reference.status &&
          c.ours.model_compute_ns == c.reference.model_compute_ns &&
@@ -50,7 +50,7 @@ bool exact(const sim::FidelityCell& c) {
              c.reference.eager_evictions;
 }
 
-std::string cell_text(const sim::FidelityCell& c) {
+std::string cell_text(const report::FidelityCell& c) {
   std::string ours(sim::to_string(c.ours.status));
   std::string ours_text = ours == "ok" ? fmt("%.4f", c.ours.overhead) : ours;
   std::string ref_text = c.reference.status == "ok"
@@ -60,7 +60,7 @@ std::string cell_text(const sim::FidelityCell& c) {
   return exact(c) ? ours_text : ours_text + " (~)";
 }
 
-std::string fidelity_markdown(const std::vector<sim::FidelityCell>& cells,
+std::string fidelity_markdown(const std::vector<report::FidelityCell>& cells,
                               const FidelityOptions& o) {
   std::ostringstream md;
   std::size_t agree = 0, same = 0, budgets = 0;
@@ -85,7 +85,7 @@ std::string fidelity_markdown(const std::vector<sim::FidelityCell>& cells,
      << "Each cell: our overhead (or outcome). `(~)` marks a cell that agrees "
      << "but not in every counter; **bold** marks a disagreement (ours vs "
      << "reference).\n\n";
-  std::map<std::string, std::map<std::string, std::map<double, const sim::FidelityCell*>>> grid;
+  std::map<std::string, std::map<std::string, std::map<double, const report::FidelityCell*>>> grid;
   std::vector<std::string> traces;
   std::vector<double> ratios;
   for (const auto& c : cells) {
@@ -139,7 +139,7 @@ std::string fidelity_markdown(const std::vector<sim::FidelityCell>& cells,
   return md.str();
 }
 
-std::string speed_markdown(const std::vector<sim::FidelityCell>& cells,
+std::string speed_markdown(const std::vector<report::FidelityCell>& cells,
                            const FidelityOptions& o, int threads) {
   std::ostringstream md;
   md << "# Simulator speed against the authors' simulator\n\n"
@@ -154,7 +154,7 @@ std::string speed_markdown(const std::vector<sim::FidelityCell>& cells,
      << "ratios.\n\n"
      << "| trace | heuristic | reference ops/s | dtr ops/s | speedup "
         "(median) | speedup (min) |\n|---|---|---|---|---|---|\n";
-  std::map<std::pair<std::string, std::string>, std::vector<const sim::FidelityCell*>> groups;
+  std::map<std::pair<std::string, std::string>, std::vector<const report::FidelityCell*>> groups;
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& c : cells) {
     auto key = std::make_pair(c.reference.trace, c.reference.heuristic);
@@ -193,12 +193,12 @@ std::string speed_markdown(const std::vector<sim::FidelityCell>& cells,
 
 void run(const FidelityOptions& o) {
   int threads = o.threads.value_or(sim::default_threads());
-  auto rows = sim::read_reference_csv(o.reference);
-  auto cells = sim::run_fidelity(rows, o.traces, o.tolerance, threads);
+  auto rows = report::read_reference_csv(o.reference);
+  auto cells = report::run_fidelity(rows, o.traces, o.tolerance, threads);
   std::string fid = fidelity_markdown(cells, o);
   std::string speed = speed_markdown(cells, o, threads);
-  if (!o.markdown.empty()) sim::write_output(o.markdown, fid);
-  if (!o.speed_markdown.empty()) sim::write_output(o.speed_markdown, speed);
+  if (!o.markdown.empty()) trace::write_output(o.markdown, fid);
+  if (!o.speed_markdown.empty()) trace::write_output(o.speed_markdown, speed);
   std::size_t agree = 0;
   for (const auto& c : cells) agree += c.agrees;
   std::printf("%zu of %zu cells agree (%.1f%%)\n", agree, cells.size(),

@@ -8,43 +8,43 @@
 #include "dtr/cli/commands.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
-#include "dtr/sim/models/model_registry.h"
-#include "dtr/sim/output_file.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/models/model_registry.h"
+#include "dtr/trace/output_file.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::cli {
 
 namespace {
 struct GenOptions {
   std::string model;
-  sim::ModelOptions options;
+  models::ModelOptions options;
   std::string out = "-";
 };
 
 void run(const GenOptions& o) {
   if (o.out == "-") {
-    sim::TraceWriter w(std::cout);
-    sim::build_model(o.model, o.options, w);
+    trace::TraceWriter w(std::cout);
+    models::build_model(o.model, o.options, w);
     return;
   }
   std::ofstream f(o.out);
   if (!f) throw InvalidArgument("[gen] cannot write " + o.out);
-  sim::TraceWriter w(f);
-  sim::build_model(o.model, o.options, w);
-  sim::close_output(f, o.out);  // a trace that was not written is an error
+  trace::TraceWriter w(f);
+  models::build_model(o.model, o.options, w);
+  trace::close_output(f, o.out);  // a trace that was not written is an error
   std::fprintf(stderr, "wrote %zu lines to %s\n", w.lines(), o.out.c_str());
 }
 }  // namespace
 
 void add_gen_command(CLI::App& app) {
   auto o = std::make_shared<GenOptions>();
-  std::string models;
-  for (const auto& m : sim::model_names()) {
-    models += "\n  " + sim::describe_model(m);
+  std::string list;
+  for (const auto& m : models::model_names()) {
+    list += "\n  " + models::describe_model(m);
   }
   CLI::App* sub = app.add_subcommand(
       "gen", "Write a built-in model's training trace (paper's log format)");
-  sub->footer("models:" + models);
+  sub->footer("models (resnet32 is accepted for resnet):" + list);
   sub->add_option("model", o->model, "model name")->required();
   // The models check their own upper limits and name them.
   const auto size = integer_in(0, std::numeric_limits<int>::max());

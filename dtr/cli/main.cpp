@@ -5,7 +5,7 @@
 #include "dtr/cli/commands.h"
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
-#include "dtr/sim/output_file.h"
+#include "dtr/trace/output_file.h"
 
 #ifdef DTR_HAVE_TORCH
 #include "dtr/cli/train_command.h"
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     }
     app.parse(argc, argv);
     // A result on stdout that never arrived is an error, like a file.
-    dtr::sim::flush_stdout();
+    dtr::trace::flush_stdout();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   } catch (const dtr::cli::RunFailed& e) {
     // The result was printed; it must also have arrived.
     try {
-      dtr::sim::flush_stdout();
+      dtr::trace::flush_stdout();
     } catch (const std::exception& lost) {
       std::cerr << "dtr: error: " << lost.what() << "\n";
       return dtr::cli::kExitError;

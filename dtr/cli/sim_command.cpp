@@ -11,7 +11,7 @@
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/error.h"
 #include "dtr/sim/program_source.h"
-#include "dtr/sim/result_table.h"
+#include "dtr/report/result_table.h"
 
 namespace dtr::cli {
 
@@ -65,7 +65,7 @@ void run_sim(const SimOptions& o) {
   sim::Baseline baseline = sim::compute_baseline(p.program);
   sim::SimResult r = sim::simulate(p.program, baseline, config);
   if (o.json) {
-    std::cout << sim::result_to_json(p.name, r).dump() << "\n";
+    std::cout << report::result_to_json(p.name, r).dump() << "\n";
   } else {
     print_result(p, baseline, r);
   }

@@ -9,6 +9,7 @@
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/sim/parallel.h"
+#include "dtr/report/sweep_report.h"
 #include "dtr/sim/sweep.h"
 
 namespace dtr::cli {
@@ -66,8 +67,6 @@ void run(const SweepOptions& o) {
   request.policy = parse_dealloc_policy(o.policy);
   request.thrash_limit = o.thrash_limit;
   request.threads = o.threads.value_or(sim::default_threads());
-  request.out_dir = o.out;
-  request.plots = !o.no_plots;
   sim::SweepOutput out = sim::run_sweep(
       request, [&](const sim::SweepCell& c, std::size_t done,
                    std::size_t total) {
@@ -78,10 +77,16 @@ void run(const SweepOptions& o) {
                      std::string(sim::to_string(c.result.status)).c_str(),
                      c.result.overhead);
       });
+  // Written before anything is printed: a failure is then the only output.
+  report::SweepFiles written;
+  if (!o.out.empty()) written = report::write_sweep(out, o.out, !o.no_plots);
   print_summary(out, request.heuristics);
-  for (const auto& w : out.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (o.out.empty()) return;
+  for (const auto& w : written.warnings) {
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+  }
   std::printf("\nwrote:\n");
-  for (const auto& f : out.files) std::printf("  %s\n", f.c_str());
+  for (const auto& f : written.files) std::printf("  %s\n", f.c_str());
 }
 }  // namespace
 

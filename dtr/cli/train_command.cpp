@@ -5,19 +5,20 @@
 #include <memory>
 
 #include "dtr/cli/validators.h"
-#include "examples/models/models.h"
-#include "examples/models/trainer.h"
+#include "dtr/torch/train/models.h"
+#include "dtr/torch/train/trainer.h"
 
 namespace dtr::cli {
 
 void add_train_command(CLI::App& app) {
   constexpr std::int64_t kMaxInt = std::numeric_limits<std::int64_t>::max();
   constexpr double kMaxReal = std::numeric_limits<double>::max();
-  auto options = std::make_shared<models::TrainOptions>();
+  auto options = std::make_shared<pt::train::TrainOptions>();
   auto* cmd = app.add_subcommand(
       "train", "Train a LibTorch model under a DTR memory budget");
   cmd->add_option("--model", options->model,
-                  "mlp, resnet32, densenet, unet, lstm, treelstm, transformer")
+                  "mlp, resnet, densenet, unet, lstm, treelstm, transformer "
+                  "(the names of `dtr gen`; resnet32 = resnet)")
       ->required();
   cmd->add_option("--batch", options->batch,
                   "batch size, positive (default: the model's)")
@@ -45,7 +46,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", options->lr, "learning rate, positive")
       ->default_val(0.01)
       ->check(real_in(0, kMaxReal, /*min_exclusive=*/true));
-  cmd->callback([options] { models::run_train(*options, std::cout); });
+  cmd->callback([options] { pt::train::run_train(*options, std::cout); });
 }
 
 }  // namespace dtr::cli

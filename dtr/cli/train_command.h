@@ -1,9 +1,9 @@
 #pragma once
 /// `dtr train --model M --batch N (--budget-ratio R | --budget-bytes B)
 ///  --steps K [--check] [--record FILE] [--bytes-cost]`: trains a torch::nn
-/// model (examples/models) under DTR and prints per step: loss, wall time,
-/// peak bytes, evictions, rematerializations. Needs LibTorch; link the
-/// `dtr_models` target (built by dtr/torch).
+/// model (dtr/torch/train) under DTR and prints per step: loss, wall time,
+/// peak bytes, evictions, rematerializations. Needs LibTorch; compiled into
+/// `dtr` with the `dtr_torch_train` target when it exists.
 #include <CLI/CLI.hpp>
 
 namespace dtr::cli {

@@ -9,8 +9,7 @@
 ///       ->transform(integer_in(1, 1024));
 ///   // dtr --threads 0  ->  "--threads: '0' is not an integer in [1, 1024]"
 ///
-/// Header-only: `dtr train` (dtr_train_command, built with the LibTorch
-/// layer) uses them too.
+/// Header-only.
 #include <charconv>
 #include <cmath>
 #include <limits>

@@ -64,7 +64,7 @@ struct Storage {
   std::int64_t last_access = 0;      ///< clock of the last use (staleness)
   std::uint32_t pool_slot = kNoId;   ///< position in the eviction pool
   std::uint64_t pool_seq = 0;        ///< insertion number in the pool
-  bool material = false;             ///< buffer resident
+  bool resident = false;             ///< buffer resident
   bool pinned = false;               ///< permanently locked
   bool constant = false;             ///< cannot be recomputed
   bool banished = false;             ///< freed for good (banish policy)

@@ -2,9 +2,13 @@
 
 
 #include "dtr/core/error.h"
-#include "dtr/core/heuristics/evicted_regions.h"
-#include "dtr/core/heuristics/simple.h"
-#include "dtr/core/heuristics/union_find_neighbourhood.h"
+#include "dtr/core/heuristics/dtr.h"
+#include "dtr/core/heuristics/dtr_eq.h"
+#include "dtr/core/heuristics/dtr_local.h"
+#include "dtr/core/heuristics/lru.h"
+#include "dtr/core/heuristics/msps.h"
+#include "dtr/core/heuristics/random.h"
+#include "dtr/core/heuristics/size.h"
 
 namespace dtr {
 

@@ -61,7 +61,7 @@ bool Runtime::is_defined(TensorId t) const {
 
 double Runtime::score(StorageId s) {
   DTR_CHECK(s < graph_.storage_count(), "[runtime] score: unknown storage ", s);
-  DTR_CHECK(graph_.storage(s).material, "[runtime] score: storage ", s,
+  DTR_CHECK(graph_.storage(s).resident, "[runtime] score: storage ", s,
             " is not resident");
   return heuristic_->score(graph_, s, stats_.clock_ns);
 }
@@ -82,7 +82,7 @@ void Runtime::touch(StorageId s) {
 
 void Runtime::lock(StorageId s) {
   Storage& st = graph_.storage(s);
-  DTR_ASSERT(st.material, "lock of evicted storage ", s);
+  DTR_ASSERT(st.resident, "lock of evicted storage ", s);
   if (st.locks++ == 0) pool_.erase(graph_, s);
 }
 
@@ -104,7 +104,7 @@ void Runtime::unlock(StorageId s) {
   // of a view of it as the view's input (the same storage) was unlocked.
   const bool evict_now = st.evict_on_unlock;
   st.evict_on_unlock = false;
-  if (st.pinned || !st.material) return;
+  if (st.pinned || !st.resident) return;
   if (evict_now && st.ext_refs == 0 && !st.constant) {
     evict(s, /*eager=*/true);
     return;
@@ -114,9 +114,9 @@ void Runtime::unlock(StorageId s) {
 
 void Runtime::evict(StorageId s, bool eager) {
   Storage& st = graph_.storage(s);
-  DTR_ASSERT(st.material && st.locks == 0 && !st.pinned && !st.constant,
+  DTR_ASSERT(st.resident && st.locks == 0 && !st.pinned && !st.constant,
              "evict of a storage that is not evictable: ", s);
-  st.material = false;
+  st.resident = false;
   stats_.memory_bytes -= st.bytes;
   pool_.erase(graph_, s);
   for (TensorId t : st.tensors) graph_.tensor(t).defined = false;
@@ -131,7 +131,8 @@ bool Runtime::fits(std::int64_t bytes) const {
   return bytes <= options_.budget_bytes - stats_.memory_bytes;
 }
 
-void Runtime::free_for(std::int64_t bytes) {
+void Runtime::make_room(std::int64_t bytes) {
+  DTR_CHECK(bytes >= 0, "[runtime] make_room: negative size ", bytes);
   if (fits(bytes)) return;
   // Reported if we run out: what could be evicted when the request began.
   const std::int64_t evictable_at_start = pool_.bytes();
@@ -153,11 +154,6 @@ void Runtime::free_for(std::int64_t bytes) {
                "heuristic ", heuristic_->name(), " chose no pool member");
     evict(victim, /*eager=*/false);
   }
-}
-
-void Runtime::make_room(std::int64_t bytes) {
-  DTR_CHECK(bytes >= 0, "[runtime] make_room: negative size ", bytes);
-  free_for(bytes);
 }
 
 // ---------------------------------------------------------------------------
@@ -196,7 +192,7 @@ void Runtime::finish_frame() {
   Frame f = frames_.back();
   const Tensor& tensor = graph_.tensor(f.tensor);
   const Op& op = graph_.op(tensor.op);
-  free_for(op.total_bytes);
+  make_room(op.total_bytes);
   compute(f.tensor, f.remat);
   // Unlock the inputs while the frame is still on the stack, so that a
   // pending banish an unlock retries spares the frame's own tensor (an
@@ -335,7 +331,7 @@ void Runtime::compute(TensorId t, bool remat) {
   std::int64_t duplicate_bytes = 0;
   auto note_storage = [&](TensorId u) {
     StorageId s = graph_.tensor(u).storage;
-    if (!graph_.storage(s).material && !graph_.storage(s).banished &&
+    if (!graph_.storage(s).resident && !graph_.storage(s).banished &&
         std::find(scratch_.begin(), scratch_.end(), s) == scratch_.end()) {
       scratch_.push_back(s);
     }
@@ -359,7 +355,7 @@ void Runtime::compute(TensorId t, bool remat) {
   for (TensorId u : op.outputs) {
     Tensor& ut = graph_.tensor(u);
     ut.defined = true;
-    graph_.storage(ut.storage).material = true;
+    graph_.storage(ut.storage).resident = true;
     graph_.storage(ut.storage).computed = true;
   }
   stats_.memory_bytes -= duplicate_bytes;
@@ -645,7 +641,7 @@ void Runtime::unpin(TensorId t) {
   DTR_CHECK(!parent_freed, "[runtime] unpin: tensor ", t,
             " cannot be recomputed (an input of its op was freed for good)");
   st.pinned = false;
-  if (!st.material || st.locks != 0) return;
+  if (!st.resident || st.locks != 0) return;
   if (options_.policy == DeallocPolicy::kEager && st.ext_refs == 0) {
     evict(s, /*eager=*/true);
   } else {
@@ -683,7 +679,7 @@ void Runtime::release(TensorId t) {
     case DeallocPolicy::kIgnore:
       break;
     case DeallocPolicy::kEager:
-      if (st.material && !st.pinned && !st.constant) {
+      if (st.resident && !st.pinned && !st.constant) {
         if (st.locks == 0) {
           evict(s, /*eager=*/true);
         } else {
@@ -754,8 +750,8 @@ bool Runtime::needed_by_frames(StorageId s) const {
 // Releases a resident buffer that nothing will read: not an eviction.
 void Runtime::free_buffer(StorageId s) {
   Storage& st = graph_.storage(s);
-  if (st.material) {
-    st.material = false;
+  if (st.resident) {
+    st.resident = false;
     stats_.memory_bytes -= st.bytes;
     pool_.erase(graph_, s);
     if (executor_) executor_->release_storage(graph_, s);
@@ -767,7 +763,7 @@ void Runtime::free_buffer(StorageId s) {
 void Runtime::pin_children(StorageId s) {
   graph_.for_each_child_storage(s, [&](StorageId c) {
     Storage& cs = graph_.storage(c);
-    if (c != s && cs.material && !cs.pinned) {
+    if (c != s && cs.resident && !cs.pinned) {
       cs.pinned = true;
       pool_.erase(graph_, c);
     }
@@ -878,7 +874,7 @@ void Runtime::check_invariants() const {
     const Storage& st = graph_.storage(s);
     if (st.dead) {
       ++dead_storages;
-      DTR_ASSERT(st.tensors.empty() && !st.material && st.pool_slot == kNoId,
+      DTR_ASSERT(st.tensors.empty() && !st.resident && st.pool_slot == kNoId,
                  "recycled storage ", s, " is still in use");
       continue;
     }
@@ -890,21 +886,21 @@ void Runtime::check_invariants() const {
       DTR_ASSERT(!tensor.dead && !graph_.op(tensor.op).dead, "storage ", s,
                  " refers to recycled tensor ", t, " or its op");
       DTR_ASSERT(tensor.storage == s, "tensor ", t, " not in its storage");
-      DTR_ASSERT(!tensor.defined || st.material, "tensor ", t,
+      DTR_ASSERT(!tensor.defined || st.resident, "tensor ", t,
                  " defined on evicted storage ", s);
     }
     DTR_ASSERT(refs == st.ext_refs, "storage ", s, " ref count mismatch");
     DTR_ASSERT(forgotten == st.forgotten, "storage ", s,
                " forgotten count mismatch");
     DTR_ASSERT(forgotten == 0 || forgotten < st.tensors.size() ||
-                   (st.banished && !st.material),
+                   (st.banished && !st.resident),
                "forgotten storage ", s, " is not freed");
-    if (st.material) resident += st.bytes;
-    bool should_pool = st.material && st.locks == 0 && !st.pinned;
+    if (st.resident) resident += st.bytes;
+    bool should_pool = st.resident && st.locks == 0 && !st.pinned;
     DTR_ASSERT(should_pool == pool_.contains(graph_, s), "storage ", s,
                " pool membership is wrong");
     if (pool_.contains(graph_, s)) ++in_pool;
-    DTR_ASSERT(!st.constant || st.material || st.banished, "constant ", s,
+    DTR_ASSERT(!st.constant || st.resident || st.banished, "constant ", s,
                " was evicted");
   }
   DTR_ASSERT(in_pool == pool_.size(), "pool size mismatch");

@@ -98,7 +98,9 @@ class Runtime {
                                  std::span<const OutputSpec> outputs,
                                  std::int64_t cost_ns);
   void abort_call(std::span<const TensorId> inputs);
-  /// Evicts until `bytes` more fit in the budget; throws OutOfMemory.
+  /// Evicts (the heuristic's choices) until `bytes` more fit in the budget:
+  /// the one place the budget is enforced, also used by call() and every
+  /// rematerialization. Throws OutOfMemory, or InvalidArgument if bytes < 0.
   void make_room(std::int64_t bytes);
 
   /// Makes `t` defined again (recomputing as needed). Also a released `t`
@@ -176,7 +178,6 @@ class Runtime {
   void replay(OpId op_id);
   void compute(TensorId t, bool remat);
   bool fits(std::int64_t bytes) const;
-  void free_for(std::int64_t bytes);
   void evict(StorageId s, bool eager);
   void pool_insert(StorageId s);
   void touch(StorageId s);  // last access := now

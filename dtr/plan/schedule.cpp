@@ -54,23 +54,23 @@ std::string end_problem(const StaticGraph& g, const std::vector<bool>& resident,
 
 }  // namespace
 
-Schedule trace_order_schedule(const sim::Program& program,
+Schedule trace_order_schedule(const trace::Program& program,
                               const StaticGraph& g) {
   Schedule out;
   std::vector<std::int64_t> handles(g.size(), 0);  // per node's storages
   std::vector<bool> resident(g.size(), false);
   std::vector<NodeId> node_of_op(program.ops.size(), kNoNode);
   for (NodeId i = 0; i < g.size(); ++i) node_of_op[g.nodes[i].op] = i;
-  auto drop = [&](sim::ValueId v) {
+  auto drop = [&](trace::ValueId v) {
     NodeId n = g.value_node.at(v);
     if (n == kNoNode || --handles[n] != 0 || !resident[n]) return;
     out.steps.push_back({StepKind::kFree, n});
     resident[n] = false;
   };
-  for (const sim::Step& step : program.steps) {
+  for (const trace::Step& step : program.steps) {
     switch (step.kind) {
-      case sim::StepKind::kCompute: {
-        const sim::ProgramOp& op = program.ops[step.index];
+      case trace::StepKind::kCompute: {
+        const trace::ProgramOp& op = program.ops[step.index];
         for (std::size_t j = 0; j < op.outputs.size(); ++j) {
           NodeId n = g.value_node.at(op.first_output + j);
           if (n != kNoNode) handles[n] += 1;
@@ -82,15 +82,15 @@ Schedule trace_order_schedule(const sim::Program& program,
         }
         break;
       }
-      case sim::StepKind::kRetain: {
+      case trace::StepKind::kRetain: {
         NodeId n = g.value_node.at(step.index);
         if (n != kNoNode) handles[n] += 1;
         break;
       }
-      case sim::StepKind::kRelease:
+      case trace::StepKind::kRelease:
         drop(step.index);
         break;
-      case sim::StepKind::kPin:
+      case trace::StepKind::kPin:
         break;
     }
   }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dtr/plan/static_graph.h"
-#include "dtr/sim/program.h"
+#include "dtr/trace/program.h"
 
 namespace dtr::plan {
 
@@ -39,7 +39,7 @@ struct Schedule {
 /// handle (what `dtr sim` does without a budget), outputs kept. Its peak is
 /// the simulator's baseline peak when no operator has several outputs
 /// (merged outputs live as long as the longest-lived one). O(steps).
-Schedule trace_order_schedule(const sim::Program& program,
+Schedule trace_order_schedule(const trace::Program& program,
                               const StaticGraph& graph);
 
 /// What executing a schedule showed.

@@ -18,10 +18,10 @@ std::int64_t StaticGraph::baseline_cost_ns() const {
   return total;
 }
 
-StaticGraph build_static_graph(const sim::Program& program) {
+StaticGraph build_static_graph(const trace::Program& program) {
   StaticGraph g;
   std::vector<NodeId> owner(program.value_count, kNoOwner);
-  auto owner_of = [&](sim::ValueId v, std::size_t op_index) {
+  auto owner_of = [&](trace::ValueId v, std::size_t op_index) {
     if (v >= owner.size() || owner[v] == kNoOwner) {
       throw InvalidArgument("[plan] " + program.source + ": operator " +
                             std::to_string(op_index) + " reads value " +
@@ -30,7 +30,7 @@ StaticGraph build_static_graph(const sim::Program& program) {
     return owner[v];
   };
   for (std::size_t k = 0; k < program.ops.size(); ++k) {
-    const sim::ProgramOp& op = program.ops[k];
+    const trace::ProgramOp& op = program.ops[k];
     if (op.constant) {
       for (std::size_t j = 0; j < op.outputs.size(); ++j) {
         owner.at(op.first_output + j) = kConstantOwner;
@@ -76,7 +76,7 @@ StaticGraph build_static_graph(const sim::Program& program) {
     node.bytes = bytes;
     node.op = static_cast<std::uint32_t>(k);
     node.backward = op.backward;
-    for (sim::ValueId v : op.inputs) {
+    for (trace::ValueId v : op.inputs) {
       NodeId d = owner_of(v, k);
       if (d != kConstantOwner) node.deps.push_back(d);
     }
@@ -94,8 +94,8 @@ StaticGraph build_static_graph(const sim::Program& program) {
     if (v == kNoOwner) v = kNoNode;
   }
   g.outputs.assign(g.nodes.size(), false);
-  for (const sim::Step& step : program.steps) {
-    if (step.kind != sim::StepKind::kPin) continue;
+  for (const trace::Step& step : program.steps) {
+    if (step.kind != trace::StepKind::kPin) continue;
     NodeId o = owner.at(step.index);
     if (o != kConstantOwner && o != kNoOwner) g.outputs[o] = true;
   }

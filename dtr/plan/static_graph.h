@@ -1,7 +1,7 @@
 #pragma once
 /// The static graph the planners decide on, built from a trace:
 ///
-///   dtr::sim::Program p = dtr::sim::read_trace_file("model.log");
+///   dtr::trace::Program p = dtr::trace::read_trace_file("model.log");
 ///   dtr::plan::StaticGraph g = dtr::plan::build_static_graph(p);
 ///   // g.nodes: one per operator that creates storage, in trace order
 ///
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "dtr/sim/program.h"
+#include "dtr/trace/program.h"
 
 namespace dtr::plan {
 
@@ -56,6 +56,6 @@ struct StaticGraph {
 /// Builds the graph of `program` (Note [Static graph]). O(values + edges).
 /// Throws dtr::InvalidArgument if the program reads a value before it is
 /// created or aliases an input that does not exist.
-StaticGraph build_static_graph(const sim::Program& program);
+StaticGraph build_static_graph(const trace::Program& program);
 
 }  // namespace dtr::plan

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/models/model_registry.h"
-#include "dtr/sim/trace_reader.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/models/model_registry.h"
+#include "dtr/trace/trace_reader.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::sim {
 
@@ -34,7 +34,7 @@ int parse_option(const std::string& spec, const std::string& key,
 NamedProgram load_model(const std::string& spec) {
   std::string rest = spec.substr(kModelPrefix.size());
   std::string name = rest.substr(0, rest.find('?'));
-  ModelOptions options;
+  models::ModelOptions options;
   if (rest.find('?') != std::string::npos) {
     std::istringstream query(rest.substr(rest.find('?') + 1));
     std::string pair;
@@ -61,23 +61,23 @@ NamedProgram load_model(const std::string& spec) {
     }
   }
   std::stringstream text;
-  TraceWriter writer(text);
-  build_model(name, options, writer);
-  return {rest, read_trace(text, spec)};
+  trace::TraceWriter writer(text);
+  models::build_model(name, options, writer);
+  return {rest, trace::read_trace(text, spec)};
 }
 
 }  // namespace
 
 NamedProgram load_program(const std::string& spec) {
   if (spec.rfind(kModelPrefix, 0) == 0) return load_model(spec);
-  return {std::filesystem::path(spec).stem().string(), read_trace_file(spec)};
+  return {std::filesystem::path(spec).stem().string(), trace::read_trace_file(spec)};
 }
 
 std::vector<std::string> expand_program_specs(
     const std::vector<std::string>& args) {
   std::vector<std::string> specs;
   if (args.empty()) {
-    for (const auto& m : model_names()) specs.push_back("model:" + m);
+    for (const auto& m : models::model_names()) specs.push_back("model:" + m);
     return specs;
   }
   for (const auto& a : args) {

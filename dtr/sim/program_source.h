@@ -4,13 +4,13 @@
 #include <string>
 #include <vector>
 
-#include "dtr/sim/program.h"
+#include "dtr/trace/program.h"
 
 namespace dtr::sim {
 
 struct NamedProgram {
   std::string name;  ///< short name for tables and plots (file stem / model)
-  Program program;
+  trace::Program program;
 };
 
 /// Loads one program. `spec` is a path, or "model:NAME[?key=value&...]"

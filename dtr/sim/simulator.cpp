@@ -35,36 +35,36 @@ std::int64_t budget_for_ratio(double ratio, std::int64_t peak_bytes) {
 namespace {
 
 // Replays every step of `program` on `rt`.
-void replay(const Program& program, Runtime& rt) {
+void replay(const trace::Program& program, Runtime& rt) {
   rt.reserve(program.ops.size(), program.value_count);
   std::vector<TensorId> tensor_of(program.value_count, kNoId);
   std::vector<TensorId> inputs;
-  for (const Step& step : program.steps) {
+  for (const trace::Step& step : program.steps) {
     switch (step.kind) {
-      case StepKind::kCompute: {
-        const ProgramOp& op = program.ops[step.index];
+      case trace::StepKind::kCompute: {
+        const trace::ProgramOp& op = program.ops[step.index];
         if (op.constant) {
           tensor_of[op.first_output] = rt.add_constant(op.outputs[0].bytes);
           break;
         }
         inputs.clear();
-        for (ValueId v : op.inputs) inputs.push_back(tensor_of[v]);
+        for (trace::ValueId v : op.inputs) inputs.push_back(tensor_of[v]);
         auto out = rt.call(op.name, inputs, op.outputs, op.cost_ns);
         for (std::size_t i = 0; i < out.size(); ++i) {
           tensor_of[op.first_output + i] = out[i];
         }
         break;
       }
-      case StepKind::kRetain: rt.retain(tensor_of[step.index]); break;
-      case StepKind::kRelease: rt.release(tensor_of[step.index]); break;
-      case StepKind::kPin: rt.pin(tensor_of[step.index]); break;
+      case trace::StepKind::kRetain: rt.retain(tensor_of[step.index]); break;
+      case trace::StepKind::kRelease: rt.release(tensor_of[step.index]); break;
+      case trace::StepKind::kPin: rt.pin(tensor_of[step.index]); break;
     }
   }
 }
 
 }  // namespace
 
-Baseline compute_baseline(const Program& program) {
+Baseline compute_baseline(const trace::Program& program) {
   // The reference measures the baseline with its banishing runtime, which
   // also frees constants once the program drops them; banish with an
   // unlimited budget frees every value at its last release, likewise.
@@ -78,7 +78,7 @@ Baseline compute_baseline(const Program& program) {
                   s.bottleneck_bytes};
 }
 
-SimResult simulate(const Program& program, const Baseline& baseline,
+SimResult simulate(const trace::Program& program, const Baseline& baseline,
                    const SimConfig& config) {
   SimResult r;
   r.heuristic = config.heuristic;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "dtr/core/dealloc_policy.h"
-#include "dtr/sim/program.h"
+#include "dtr/trace/program.h"
 
 namespace dtr::sim {
 
@@ -57,11 +57,11 @@ struct SimResult {
 };
 
 /// The unbounded run; throws dtr::Error if the program is inconsistent.
-Baseline compute_baseline(const Program& program);
+Baseline compute_baseline(const trace::Program& program);
 
 /// One budgeted run. Throws InvalidArgument for a bad configuration;
 /// running out of memory or thrashing are results, not exceptions.
-SimResult simulate(const Program& program, const Baseline& baseline,
+SimResult simulate(const trace::Program& program, const Baseline& baseline,
                    const SimConfig& config);
 
 /// floor(ratio * peak) computed as the reference does (in double). Throws

@@ -1,17 +1,12 @@
 #include "dtr/sim/sweep.h"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
-#include "dtr/sim/output_file.h"
 #include "dtr/sim/parallel.h"
-#include "dtr/sim/plot.h"
 #include "dtr/sim/program_source.h"
-#include "dtr/sim/result_table.h"
 
 namespace dtr::sim {
 
@@ -62,6 +57,11 @@ SweepOutput run_sweep(
     }
   }
   SweepOutput out;
+  out.request = request;
+  out.request.specs = specs;
+  for (const NamedProgram& p : programs) {
+    out.programs.push_back({p.name, p.program.trace_ops()});
+  }
   out.cells.resize(tasks.size());
   std::mutex mutex;
   std::size_t done = 0;
@@ -80,42 +80,6 @@ SweepOutput run_sweep(
     ++done;
     if (progress) progress(out.cells[i], done, tasks.size());
   });
-
-  if (request.out_dir.empty()) return out;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(request.out_dir, ec);
-  if (ec) {
-    throw Error("[sweep] cannot create " + request.out_dir + ": " +
-                ec.message());
-  }
-  fs::path csv = fs::path(request.out_dir) / "results.csv";
-  std::ofstream f(csv);
-  f << result_csv_header() << '\n';
-  for (const auto& c : out.cells) f << result_to_csv_row(c.trace, c.result) << '\n';
-  close_output(f, csv.string());
-  out.files.push_back(csv.string());
-  if (!request.plots) return out;
-  for (const auto& p : programs) {
-    PlotRequest plot;
-    plot.title = p.name + " (" + std::to_string(p.program.trace_ops()) +
-                 " ops): overhead vs budget";
-    std::string stem = p.name;
-    for (char& ch : stem) {
-      if (ch == '/' || ch == '?' || ch == '&' || ch == '=' || ch == ' ') ch = '_';
-    }
-    plot.png_path = (fs::path(request.out_dir) / (stem + ".png")).string();
-    plot.thrash_limit = request.thrash_limit;
-    for (const auto& c : out.cells) {
-      if (c.trace == p.name) plot.results.push_back(c.result);
-    }
-    std::string error;
-    if (plot_overhead_curves(plot, &error)) {
-      out.files.push_back(plot.png_path);
-    } else {
-      out.warnings.push_back(error);
-    }
-  }
   return out;
 }
 

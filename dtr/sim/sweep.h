@@ -1,6 +1,7 @@
 #pragma once
 /// Runs the simulator over a grid of traces x heuristics x budget ratios on
-/// several threads, writes DIR/results.csv and one plot per trace.
+/// several threads. Writing the results (results.csv, plots) is
+/// dtr/report/sweep_report.h.
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,8 +17,6 @@ struct SweepRequest {
   DeallocPolicy policy = DeallocPolicy::kEager;
   double thrash_limit = 2.0;
   int threads = 1;                      ///< >= 1
-  std::string out_dir;                  ///< empty: write nothing
-  bool plots = true;
 };
 
 struct SweepCell {
@@ -25,17 +24,23 @@ struct SweepCell {
   SimResult result;
 };
 
+/// One program of the grid.
+struct SweepProgram {
+  std::string name;                     ///< as in SweepCell::trace
+  std::size_t trace_ops = 0;
+};
+
 struct SweepOutput {
   std::vector<SweepCell> cells;         ///< in grid order
-  std::vector<std::string> files;       ///< what was written
-  std::vector<std::string> warnings;    ///< e.g. gnuplot is not installed
+  std::vector<SweepProgram> programs;   ///< in the order of the specs
+  SweepRequest request;                 ///< what was run (specs expanded)
 };
 
 /// `progress` (optional) is called under a lock after each cell. Throws
 /// dtr::InvalidArgument for a bad request (including a ratio whose budget
-/// does not fit in an int64 on some trace) and dtr::Error if results.csv or
-/// a plot cannot be written; a missing gnuplot is only a warning. The cells
-/// and files do not depend on `threads` (except the sim_wall_ns column).
+/// does not fit in an int64 on some trace) and dtr::Error if a program
+/// cannot be loaded. The cells do not depend on `threads` (except their
+/// sim_wall_ns).
 SweepOutput run_sweep(
     const SweepRequest& request,
     const std::function<void(const SweepCell&, std::size_t done,

@@ -113,7 +113,7 @@ void Context::retry_forget(StorageId s, std::vector<TensorId>& dead) {
 void Context::evict_if_unreferenced(TensorId id) {
   const Graph& g = runtime_.graph();
   const Storage& st = g.storage(g.tensor(id).storage);
-  if (st.material && st.ext_refs == 0 && st.locks == 0 && !st.pinned &&
+  if (st.resident && st.ext_refs == 0 && st.locks == 0 && !st.pinned &&
       !st.constant && !st.banished) {
     runtime_.retain(id);
     runtime_.release(id);
@@ -188,7 +188,7 @@ std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
   for (const Cell* c : cells_) {
     if (c == nullptr || !c->held) continue;
     const StorageId s = g.tensor(c->id).storage;
-    if (seen.insert(s).second && g.storage(s).material) held += g.storage(s).bytes;
+    if (seen.insert(s).second && g.storage(s).resident) held += g.storage(s).bytes;
   }
   // The runtime threw with nothing evictable left: what is in use now
   // cannot go, and the operator still needs `needed` on top of it.

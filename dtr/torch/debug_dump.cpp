@@ -23,7 +23,7 @@ void Context::dump(std::ostream& out) {
   const Graph& g = runtime_.graph();
   for (StorageId s = 0; s < g.storage_count(); ++s) {
     const Storage& st = g.storage(s);
-    if (!st.material) continue;
+    if (!st.resident) continue;
     const CellCounts n = count_cells(st);
     out << "storage " << s << " bytes=" << st.bytes << " locks=" << st.locks
         << " ext_refs=" << st.ext_refs << " live_cells=" << n.live
@@ -41,7 +41,7 @@ void Context::dump_summary(std::ostream& out) {
   std::map<std::string, Row> rows;
   for (StorageId s = 0; s < g.storage_count(); ++s) {
     const Storage& st = g.storage(s);
-    if (!st.material || st.bytes == 0) continue;
+    if (!st.resident || st.bytes == 0) continue;
     const CellCounts n = count_cells(st);
     std::string key(g.op(g.tensor(st.tensors[0]).op).name);
     key += st.locks ? " locked" : "";

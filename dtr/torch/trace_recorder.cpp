@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::pt {
 
@@ -11,7 +11,7 @@ std::string name_of(TensorId id) { return "x" + std::to_string(id); }
 }  // namespace
 
 TraceRecorder::TraceRecorder(std::ostream& out)
-    : writer_(std::make_unique<sim::TraceWriter>(out)) {}
+    : writer_(std::make_unique<trace::TraceWriter>(out)) {}
 
 TraceRecorder::~TraceRecorder() = default;
 
@@ -31,7 +31,7 @@ void TraceRecorder::call(const std::string& op,
   std::vector<std::string> args;
   args.reserve(inputs.size());
   for (TensorId in : inputs) args.push_back(name_of(in));
-  std::vector<sim::TraceWriter::Result> results;
+  std::vector<trace::TraceWriter::Result> results;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     std::int64_t bytes = specs[i].bytes;
     results.push_back({name_of(outputs[i]), bytes, specs[i].alias_of});

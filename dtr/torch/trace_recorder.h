@@ -1,6 +1,6 @@
 #pragma once
 /// Records what the runtime sees in the paper's trace format (see
-/// dtr/sim/trace_writer.h), so the simulator can replay a real run. Tensor
+/// dtr/trace/trace_writer.h), so the simulator can replay a real run. Tensor
 /// names are "x<TensorId>". Copy-on-write mutations are recorded in their
 /// rewritten form (a CALL producing a new value), as DTR.md §b.6 describes.
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "dtr/core/graph.h"
 #include "dtr/core/runtime.h"
 
-namespace dtr::sim {
+namespace dtr::trace {
 class TraceWriter;
 }
 
@@ -31,7 +31,7 @@ class TraceRecorder {
   void release(TensorId id);
 
  private:
-  std::unique_ptr<sim::TraceWriter> writer_;
+  std::unique_ptr<trace::TraceWriter> writer_;
 };
 
 }  // namespace dtr::pt

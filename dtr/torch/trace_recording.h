@@ -1,7 +1,7 @@
 #pragma once
 /// Scoped trace recording: while alive, every operator call, constant and
 /// release the runtime sees is written to `out` in the paper's format
-/// (dtr/sim/trace_writer.h). Plain tensors (parameters) are outside DTR's
+/// (dtr/trace/trace_writer.h). Plain tensors (parameters) are outside DTR's
 /// control and do not appear.
 ///
 ///   std::ofstream f("run.trace");

@@ -22,7 +22,7 @@
 
 #include "dtr/sim/program_source.h"
 #include "dtr/sim/simulator.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 
 #ifndef DTR_CLI_PATH
 #error "DTR_CLI_PATH must name the built dtr binary"
@@ -391,8 +391,8 @@ TEST_F(CliTest, GenWritesATraceThatSimAccepts) {
     ASSERT_TRUE(json::parse(line, nullptr, false).is_object()) << line;
   }
   // The trace is exactly the built-in model's.
-  sim::Program from_file = sim::read_trace_file(file.string());
-  sim::Program built_in = sim::load_program("model:chain").program;
+  trace::Program from_file = trace::read_trace_file(file.string());
+  trace::Program built_in = sim::load_program("model:chain").program;
   EXPECT_EQ(from_file.ops.size(), built_in.ops.size());
   EXPECT_EQ(from_file.steps.size(), built_in.steps.size());
   EXPECT_EQ(from_file.total_cost_ns, built_in.total_cost_ns);
@@ -453,7 +453,7 @@ TEST_F(CliTest, GenToAFullStdoutIsAnError) {
   expect_write_error(r, "standard output");
 }
 
-// Needs dtr/cli/gen_command.cpp to call dtr::sim::close_output(f, o.out)
+// Needs dtr/cli/gen_command.cpp to call dtr::trace::close_output(f, o.out)
 // before it reports "wrote N lines" (that file is being changed elsewhere);
 // enable it with that change.
 TEST_F(CliTest, GenToAFullFileIsAnError) {

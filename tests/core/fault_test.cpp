@@ -67,7 +67,7 @@ void expect_consistent(const Runtime& rt, const CheckedExecutor& ex) {
   for (StorageId s = 0; s < rt.graph().storage_count(); ++s) {
     const Storage& st = rt.graph().storage(s);
     EXPECT_EQ(st.locks, 0u) << "storage " << s << " left locked";
-    if (st.material) resident += st.bytes;
+    if (st.resident) resident += st.bytes;
   }
   EXPECT_EQ(rt.stats().memory_bytes, resident);
   // No buffer leaked: the executor holds exactly the defined tensors.

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "dtr/core/error.h"
-#include "dtr/core/heuristics/union_find_neighbourhood.h"
+#include "dtr/core/heuristics/dtr_eq.h"
 #include "dtr/core/runtime.h"
 #include "support/checked_executor.h"
 

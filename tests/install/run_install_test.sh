@@ -17,7 +17,7 @@ echo "== cmake --install $build_dir --prefix $prefix"
 
 # Private headers must stay out of the installed tree.
 for h in dtr/torch/checkpoint_context.h dtr/torch/kernel_parts.h \
-         dtr/sim/models/tape.h; do
+         dtr/models/tape.h dtr/trace/json_fields_impl.h; do
   if [ -e "$prefix/include/$h" ]; then
     echo "private header installed: $h"; exit 1
   fi

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dtr/plan/static_graph.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 
 namespace dtr::plan::testing {
 
@@ -47,9 +47,9 @@ class TraceText {
     text_ += R"({"INSTRUCTION":"RELEASE","NAME":")" + name + "\"}\n";
     return *this;
   }
-  sim::Program program() const {
+  trace::Program program() const {
     std::istringstream in(text_);
-    return sim::read_trace(in, "test.log");
+    return trace::read_trace(in, "test.log");
   }
   StaticGraph graph() const { return build_static_graph(program()); }
 

@@ -227,12 +227,12 @@ TEST(PlannerTest, MilpIsInfeasibleJustBelowTheLeastMemory) {
 TEST(PlannerTest, MilpIsNoWorseThanAnyOtherPlannerOrDtr) {
   struct Case {
     StaticGraph g;
-    sim::Program program;
+    trace::Program program;
   };
   std::vector<Case> cases;
-  sim::Program chain = sim::load_program("model:chain?depth=6").program;
+  trace::Program chain = sim::load_program("model:chain?depth=6").program;
   cases.push_back({build_static_graph(chain), chain});
-  sim::Program skip = testing::skip_training_trace().program();
+  trace::Program skip = testing::skip_training_trace().program();
   cases.push_back({build_static_graph(skip), skip});
   for (const Case& c : cases) {
     sim::Baseline baseline = sim::compute_baseline(c.program);

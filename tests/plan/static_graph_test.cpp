@@ -113,7 +113,7 @@ TEST(StaticGraphTest, TraceOrderReplaysTheSimulatorsBaseline) {
                {"model:resnet?depth=8", true},
                {"model:unet?depth=1", true}};
   for (const Case& c : cases) {
-    sim::Program p = sim::load_program(c.spec).program;
+    trace::Program p = sim::load_program(c.spec).program;
     StaticGraph g = build_static_graph(p);
     sim::Baseline baseline = sim::compute_baseline(p);
     Validation v = validate_schedule(g, trace_order_schedule(p, g),

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/models/model_registry.h"
+#include "dtr/models/model_registry.h"
 #include "dtr/sim/program_source.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 #include "support/small_traces.h"
 #include "support/temp_dir.h"
 
@@ -50,7 +50,7 @@ TEST(ProgramSourceTest, ATraceFileIsNamedByItsStem) {
 TEST(ProgramSourceTest, AMissingTraceFileIsATraceErrorNamingThePath) {
   TempDir dir;
   const std::string path = (dir / "nope.log").string();
-  expect_error<TraceError>([&] { load_program(path); },
+  expect_error<trace::TraceError>([&] { load_program(path); },
                            {"[" + path + "]", "cannot open"});
 }
 
@@ -61,7 +61,7 @@ TEST(ProgramSourceTest, AMalformedTraceFileNamesTheFileAndLine) {
                                "{\"INSTRUCTION\": \"FOO\"}\n");
   // Trace A has 13 lines: a constant and its MEMORY line, three calls
   // with their MEMORY and ALIAS lines, two releases. The bad one is 14.
-  expect_error<TraceError>([&] { load_program(path); },
+  expect_error<trace::TraceError>([&] { load_program(path); },
                            {"[" + path + ":14]", "'FOO'"});
 }
 
@@ -70,7 +70,7 @@ TEST(ProgramSourceTest, AMalformedTraceFileNamesTheFileAndLine) {
 TEST(ProgramSourceTest, EveryShippedModelLoadsUnderItsName) {
   const std::vector<std::string> shipped = {
       "chain", "resnet", "densenet", "unet", "lstm", "treelstm", "transformer"};
-  ASSERT_EQ(model_names(), shipped);
+  ASSERT_EQ(models::model_names(), shipped);
   for (const auto& name : shipped) {
     SCOPED_TRACE(name);
     NamedProgram np = load_program("model:" + name);

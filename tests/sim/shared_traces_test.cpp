@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <map>
 
-#include "dtr/sim/fidelity.h"
+#include "dtr/report/fidelity.h"
 #include "dtr/sim/parallel.h"
-#include "dtr/sim/trace_reader.h"
+#include "dtr/trace/trace_reader.h"
 
 namespace dtr::sim {
 namespace {
@@ -29,12 +29,12 @@ bool have_shared_data() {
 
 TEST(SharedTracesTest, BaselinesMatchTheReference) {
   SKIP_WITHOUT_SHARED_DATA();
-  std::map<std::string, ReferenceRow> first;
-  for (const auto& r : read_reference_csv(kReference)) first.emplace(r.trace, r);
+  std::map<std::string, report::ReferenceRow> first;
+  for (const auto& r : report::read_reference_csv(kReference)) first.emplace(r.trace, r);
   ASSERT_EQ(first.size(), 5u);
   for (const auto& [trace, ref] : first) {
     SCOPED_TRACE(trace);
-    Program p = read_trace_file(kTraces + "/" + trace);
+    trace::Program p = trace::read_trace_file(kTraces + "/" + trace);
     EXPECT_EQ(static_cast<std::int64_t>(p.trace_ops()), ref.trace_ops);
     Baseline b = compute_baseline(p);
     EXPECT_EQ(b.peak_bytes, ref.baseline_peak_bytes);
@@ -48,9 +48,9 @@ TEST(SharedTracesTest, BaselinesMatchTheReference) {
 // reference and the overhead within 2% in at least 90% of the cells.
 TEST(SharedTracesTest, AgreesWithTheAuthorsSimulator) {
   SKIP_WITHOUT_SHARED_DATA();
-  auto rows = read_reference_csv(kReference);
+  auto rows = report::read_reference_csv(kReference);
   ASSERT_EQ(rows.size(), 300u);
-  auto cells = run_fidelity(rows, kTraces, 0.02, default_threads());
+  auto cells = report::run_fidelity(rows, kTraces, 0.02, default_threads());
   std::size_t agree = 0, identical_remat = 0;
   for (const auto& c : cells) {
     agree += c.agrees;

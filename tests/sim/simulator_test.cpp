@@ -15,21 +15,21 @@
 #include "dtr/core/heuristic.h"
 #include "dtr/sim/program_source.h"
 #include "dtr/sim/simulator.h"
-#include "dtr/sim/trace_reader.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_reader.h"
+#include "dtr/trace/trace_writer.h"
 #include "support/small_traces.h"
 
 namespace dtr::sim {
 namespace {
 
-Program read_text(const std::string& text) {
+trace::Program read_text(const std::string& text) {
   std::istringstream in(text);
-  return read_trace(in, "sim_test");
+  return trace::read_trace(in, "sim_test");
 }
 
 // The hand-checked traces A and C (tests/support/small_traces.h).
-Program trace_a() { return read_text(small_traces::trace_a_text()); }
-Program trace_c() { return read_text(small_traces::trace_c_text()); }
+trace::Program trace_a() { return read_text(small_traces::trace_a_text()); }
+trace::Program trace_c() { return read_text(small_traces::trace_c_text()); }
 
 SimConfig ratio_config(double ratio, std::string heuristic = "dtr") {
   SimConfig c;
@@ -90,7 +90,7 @@ TEST(SimulatorTest, BaselineOfTheRematTrace) {
 
 TEST(SimulatorTest, BaselineWithOnlyAConstantIsItsSize) {
   std::ostringstream out;
-  TraceWriter w(out);
+  trace::TraceWriter w(out);
   w.constant("x1", 4096);
   w.constant("x2", 1);
   Baseline b = compute_baseline(read_text(out.str()));
@@ -102,14 +102,14 @@ TEST(SimulatorTest, BaselineWithOnlyAConstantIsItsSize) {
 
 TEST(SimulatorTest, BaselineComputeIsTheSumOfTimeIncludingMutates) {
   std::ostringstream out;
-  TraceWriter w(out);
+  trace::TraceWriter w(out);
   w.constant("x1", 64);
   w.call("f", {"x1"}, {{"x2", 64, -1}, {"x3", 64, 0}}, 123);
   std::vector<std::string> args = {"x2"};
   std::vector<int> mutated = {0};
   w.mutate("relu_", args, mutated, 77);
   w.call("g", {"x2", "x3"}, {{"x4", 8, -1}}, 1000);
-  Program p = read_text(out.str());
+  trace::Program p = read_text(out.str());
   Baseline b = compute_baseline(p);
   EXPECT_EQ(b.compute_ns, 1200);
   EXPECT_EQ(b.compute_ns, p.total_cost_ns);
@@ -164,7 +164,7 @@ TEST(SimulatorTest, BudgetForRatioRejectsBudgetsThatDoNotFitInt64) {
 }
 
 TEST(SimulatorTest, HugeRatiosAreAnErrorNotUndefinedBehaviour) {
-  Program p = trace_c();
+  trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
   for (double ratio : {1e20, 1e308}) {
     SCOPED_TRACE(ratio);
@@ -177,7 +177,7 @@ TEST(SimulatorTest, HugeRatiosAreAnErrorNotUndefinedBehaviour) {
 }
 
 TEST(SimulatorTest, BudgetBytesOrRatio) {
-  Program p = trace_c();
+  trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
   SimResult by_bytes = simulate(p, b, bytes_config(220));
   EXPECT_EQ(by_bytes.budget_bytes, 220);
@@ -197,7 +197,7 @@ TEST(SimulatorTest, BudgetBytesOrRatio) {
 // Outcomes
 
 TEST(SimulatorTest, OkAtRatioOneWithOverheadExactlyOne) {
-  for (const Program& p : {trace_a(), trace_c()}) {
+  for (const trace::Program& p : {trace_a(), trace_c()}) {
     Baseline b = compute_baseline(p);
     for (const auto& h : heuristic_names()) {
       for (DeallocPolicy policy : kPolicies) {
@@ -230,7 +230,7 @@ TEST(SimulatorTest, OkAtRatioOneWithOverheadExactlyOne) {
 }
 
 TEST(SimulatorTest, UnderThePeakTheOnlyCandidateIsEvictedAndRecomputed) {
-  Program p = trace_c();
+  trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
   for (const auto& h : heuristic_names()) {
     for (DeallocPolicy policy : kPolicies) {
@@ -256,7 +256,7 @@ TEST(SimulatorTest, UnderThePeakTheOnlyCandidateIsEvictedAndRecomputed) {
 
 TEST(SimulatorTest, OomWhenOneOpsInputsAndOutputsDoNotFit) {
   // g needs x1 (pinned) + x2 (its input) + x3 (its output) = 600 at once.
-  Program p = trace_a();
+  trace::Program p = trace_a();
   Baseline b = compute_baseline(p);
   for (const auto& h : heuristic_names()) {
     SCOPED_TRACE(h);
@@ -269,14 +269,14 @@ TEST(SimulatorTest, OomWhenOneOpsInputsAndOutputsDoNotFit) {
     EXPECT_NE(r.message.find("out of memory"), std::string::npos) << r.message;
   }
   // One byte under the working set of d in trace C.
-  Program pc = trace_c();
+  trace::Program pc = trace_c();
   SimResult rc = simulate(pc, compute_baseline(pc), bytes_config(219));
   EXPECT_EQ(rc.status, SimStatus::kOom);
   EXPECT_NE(rc.message.find("219"), std::string::npos) << rc.message;
 }
 
 TEST(SimulatorTest, OomBelowTheConstants) {
-  Program p = trace_a();
+  trace::Program p = trace_a();
   SimResult r = simulate(p, compute_baseline(p), bytes_config(99));
   EXPECT_EQ(r.status, SimStatus::kOom);
   EXPECT_NE(r.message.find("needed 100"), std::string::npos) << r.message;
@@ -284,7 +284,7 @@ TEST(SimulatorTest, OomBelowTheConstants) {
 }
 
 TEST(SimulatorTest, ThrashWhenTheLimitIsOneAndAnyRematIsNeeded) {
-  Program p = trace_c();
+  trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
   SimConfig c = bytes_config(220);
   c.thrash_limit = 1.0;
@@ -301,7 +301,7 @@ TEST(SimulatorTest, ThrashWhenTheLimitIsOneAndAnyRematIsNeeded) {
 TEST(SimulatorTest, ThrashLimitBoundary) {
   // Remat compute is 10 ns; the limit is floor(40 * (limit - 1)) ns and a run
   // gives up only when remat compute exceeds it.
-  Program p = trace_c();
+  trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
   SimConfig exactly = bytes_config(220);
   exactly.thrash_limit = 1.25;  // limit 10 ns: 10 is not over it
@@ -326,7 +326,7 @@ TEST(SimulatorTest, StatusNames) {
 // Bad configurations
 
 TEST(SimulatorTest, InvalidConfigurationsThrowInvalidArgument) {
-  Program p = trace_c();
+  trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
   for (double ratio : {0.0, -0.5, std::nan(""),
                        std::numeric_limits<double>::infinity()}) {
@@ -342,7 +342,7 @@ TEST(SimulatorTest, InvalidConfigurationsThrowInvalidArgument) {
 }
 
 TEST(SimulatorTest, InvalidArgumentMessagesNameTheBadValue) {
-  Program p = trace_c();
+  trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
   try {
     simulate(p, b, ratio_config(-0.5));

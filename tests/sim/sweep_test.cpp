@@ -1,9 +1,9 @@
 // Tests of run_sweep (dtr/sim/sweep.h): the grid it runs and the order of
 // its cells, the outcome of each cell on the hand-checked traces A and C
-// (tests/support/small_traces.h), progress reports, results.csv, and the
-// bad requests it rejects before simulating anything. That the cells do not
-// depend on the number of threads is checked end to end by
-// CliTest.SweepResultsDoNotDependOnTheNumberOfThreads.
+// (tests/support/small_traces.h), progress reports, results.csv (written by
+// report::write_sweep), and the bad requests it rejects before simulating
+// anything. That the cells do not depend on the number of threads is checked
+// end to end by CliTest.SweepResultsDoNotDependOnTheNumberOfThreads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,7 +18,8 @@
 #include <vector>
 
 #include "dtr/core/error.h"
-#include "dtr/sim/result_table.h"
+#include "dtr/report/result_table.h"
+#include "dtr/report/sweep_report.h"
 #include "dtr/sim/sweep.h"
 #include "support/small_traces.h"
 #include "support/temp_dir.h"
@@ -123,8 +124,9 @@ TEST_F(SweepTest, CellsFollowTheGridTracesThenHeuristicsThenRatios) {
       }
     }
   }
-  EXPECT_TRUE(out.files.empty());  // no out_dir: nothing written
-  EXPECT_TRUE(out.warnings.empty());
+  ASSERT_EQ(out.programs.size(), 2u);  // in the order of the specs
+  EXPECT_EQ(out.programs[0].name, "small_a");
+  EXPECT_EQ(out.programs[1].name, "small_c");
 }
 
 TEST_F(SweepTest, EveryCellHasTheOutcomeDerivedByHand) {
@@ -171,17 +173,18 @@ TEST_F(SweepTest, ProgressReportsEveryCellOnceWithARunningCount) {
 }
 
 TEST_F(SweepTest, WritesResultsCsvWithOneRowPerCellInGridOrder) {
-  SweepRequest r = request();
-  r.out_dir = (dir_ / "out").string();  // created by the sweep
-  r.plots = false;
-  SweepOutput out = run_sweep(r);
+  SweepOutput out = run_sweep(request());
+  // The directory is created by the writer (dtr/report/sweep_report.h).
+  report::SweepFiles written =
+      report::write_sweep(out, (dir_ / "out").string(), /*plots=*/false);
   const std::string csv = (dir_ / "out" / "results.csv").string();
-  ASSERT_EQ(out.files, std::vector<std::string>{csv});
+  ASSERT_EQ(written.files, std::vector<std::string>{csv});
+  EXPECT_TRUE(written.warnings.empty());
   std::ifstream in(csv);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), 13u);
-  EXPECT_EQ(lines[0], result_csv_header());
+  EXPECT_EQ(lines[0], report::result_csv_header());
   for (std::size_t i = 0; i < out.cells.size(); ++i) {
     // Each row starts "trace,heuristic,policy,ratio,budget," in grid order
     // (ratios with the table's 10 significant digits).

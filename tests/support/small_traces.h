@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "dtr/sim/trace_writer.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace dtr::sim::small_traces {
 
@@ -20,7 +20,7 @@ namespace dtr::sim::small_traces {
 // out of memory (g needs x1, x2 and x3 at once).
 inline std::string trace_a_text() {
   std::ostringstream out;
-  TraceWriter w(out);
+  trace::TraceWriter w(out);
   w.constant("x1", 100);
   w.call("f", {"x1"}, {{"x2", 200, -1}}, 10);
   w.call("g", {"x2"}, {{"x3", 300, -1}}, 20);
@@ -44,7 +44,7 @@ inline std::string trace_a_text() {
 // runs with one replay of a (overhead 50/40); under 220 it is out of memory.
 inline std::string trace_c_text() {
   std::ostringstream out;
-  TraceWriter w(out);
+  trace::TraceWriter w(out);
   w.constant("x1", 10);
   w.call("a", {"x1"}, {{"x2", 100, -1}}, 10);
   w.call("b", {"x2"}, {{"x3", 100, -1}}, 10);

@@ -21,8 +21,8 @@
 #include <sstream>
 
 #include "dtr/sim/simulator.h"
-#include "dtr/sim/trace_reader.h"
-#include "examples/models/trainer.h"
+#include "dtr/torch/train/trainer.h"
+#include "dtr/trace/trace_reader.h"
 #include "tests/support/scoped_env.h"
 
 namespace {
@@ -46,7 +46,7 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   if (c.lstm_seq != nullptr) seq.emplace("DTR_LSTM_SEQ", c.lstm_seq);
   const auto path = std::filesystem::temp_directory_path() /
                     (std::string("dtr-prediction-") + c.model + ".log");
-  dtr::models::TrainOptions o;
+  dtr::pt::train::TrainOptions o;
   o.model = c.model;
   o.batch = c.batch;
   o.steps = 1;
@@ -54,11 +54,11 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   o.bytes_cost = true;
   o.record = path.string();
   std::ostringstream log;
-  dtr::models::RunReport run;
-  ASSERT_NO_THROW(run = dtr::models::run_train(o, log)) << log.str();
+  dtr::pt::train::RunReport run;
+  ASSERT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
   seq.reset();
 
-  const dtr::sim::Program program = dtr::sim::read_trace_file(path.string());
+  const dtr::trace::Program program = dtr::trace::read_trace_file(path.string());
   std::filesystem::remove(path);
   dtr::sim::SimConfig config;
   config.heuristic = "dtr";  // the LibTorch layer's default

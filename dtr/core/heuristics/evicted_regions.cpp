@@ -1,7 +1,6 @@
 #include "dtr/core/heuristics/evicted_regions.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "dtr/core/limits.h"
 
@@ -22,7 +21,7 @@ void EvictedRegions::on_op_recorded(const Graph& g, OpId op) {
   // ending at a resident input does not change.
   for (TensorId t : g.op(op).inputs) {
     StorageId s = g.tensor(t).storage;
-    if (g.storage(s).material) {
+    if (g.storage(s).resident) {
       cache_[s].valid = false;
     } else {
       on_changed(s);
@@ -65,7 +64,7 @@ void EvictedRegions::explore(const Graph& g, StorageId base, bool upward,
       member_mark_[u] = epoch_;
       c.members.push_back(u);
     }
-    if (us.material || interior_mark_[u] == interior_epoch_) return;
+    if (us.resident || interior_mark_[u] == interior_epoch_) return;
     interior_mark_[u] = interior_epoch_;
     // Each storage's cost is bounded (limits.h), a region's sum is not: a
     // many-output op counts its cost once per output storage.
@@ -121,25 +120,6 @@ const EvictedRegions::Cache& EvictedRegions::refresh(const Graph& g,
     for (Cache& other : cache_) other.valid = false;
   }
   return c;
-}
-
-double DtrExactHeuristic::score(const Graph& g, StorageId s,
-                                std::int64_t now) {
-  ++accesses_;
-  const Storage& st = g.storage(s);
-  std::int64_t compute = saturating_add(
-      saturating_add(st.compute_ns, regions_.down_compute(g, s)),
-      regions_.up_compute(g, s));
-  return cost_density(compute, st.bytes, now - st.last_access);
-}
-
-double MspsHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
-  ++accesses_;
-  const Storage& st = g.storage(s);
-  if (st.bytes <= 0) return std::numeric_limits<double>::infinity();
-  std::int64_t compute =
-      saturating_add(st.compute_ns, regions_.up_compute(g, s));
-  return static_cast<double>(compute) / static_cast<double>(st.bytes);
 }
 
 }  // namespace dtr

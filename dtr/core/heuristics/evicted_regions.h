@@ -1,5 +1,6 @@
 #pragma once
-/// Exact evicted neighbourhoods e*(S) (paper App. C.2), computed lazily.
+/// Exact evicted neighbourhoods e*(S) (paper App. C.2), computed lazily: the
+/// machinery shared by the "dtr" (dtr.h) and "msps" (msps.h) heuristics.
 ///
 /// Note [Lazy evicted regions]
 /// e*(S) is the set of evicted storages reachable from S through evicted
@@ -91,22 +92,6 @@ class RegionHeuristic : public Heuristic {
 
  protected:
   EvictedRegions regions_;
-};
-
-/// h_DTR = [c0(S) + sum of c0 over e*(S)] / [m(S) * s(S)].
-class DtrExactHeuristic final : public RegionHeuristic {
- public:
-  DtrExactHeuristic() : RegionHeuristic(/*with_down=*/true) {}
-  std::string_view name() const override { return "dtr"; }
-  double score(const Graph& g, StorageId s, std::int64_t now) override;
-};
-
-/// h_MSPS (Capuchin) = [c0(S) + sum of c0 over evicted ancestors] / m(S).
-class MspsHeuristic final : public RegionHeuristic {
- public:
-  MspsHeuristic() : RegionHeuristic(/*with_down=*/false) {}
-  std::string_view name() const override { return "msps"; }
-  double score(const Graph& g, StorageId s, std::int64_t now) override;
 };
 
 }  // namespace dtr

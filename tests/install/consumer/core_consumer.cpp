@@ -1,12 +1,12 @@
-// Uses the installed dtr::core and dtr::sim: a chain under a budget that
-// forces evictions, a recomputation, and a built-in model trace.
+// Uses the installed dtr::core, dtr::trace and dtr::models: a chain under a
+// budget that forces evictions, a recomputation, and a built-in model trace.
 #include <cstdio>
 #include <sstream>
 #include <vector>
 
 #include "dtr/core/runtime.h"
-#include "dtr/sim/models/model_registry.h"
-#include "dtr/sim/trace_writer.h"
+#include "dtr/models/model_registry.h"
+#include "dtr/trace/trace_writer.h"
 
 namespace {
 
@@ -34,8 +34,8 @@ int main() {
   if (s.remat_ops == 0) return fail("expected a recomputation");
 
   std::ostringstream trace;
-  dtr::sim::TraceWriter writer(trace);
-  dtr::sim::build_model("chain", {.depth = 4}, writer);
+  dtr::trace::TraceWriter writer(trace);
+  dtr::models::build_model("chain", {.depth = 4}, writer);
   if (trace.str().empty()) return fail("empty chain trace");
 
   std::printf("core_consumer: ok (%llu evictions, %llu remat ops)\n",

@@ -1,0 +1,16 @@
+#include "dtr/core/heuristics/dtr.h"
+
+#include "dtr/core/limits.h"
+
+namespace dtr {
+
+double DtrExactHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
+  ++accesses_;
+  const Storage& st = g.storage(s);
+  std::int64_t compute =
+      saturating_add(saturating_add(st.compute_ns, regions_.down_compute(g, s)),
+                     regions_.up_compute(g, s));
+  return cost_density(compute, st.bytes, now - st.last_access);
+}
+
+}  // namespace dtr

@@ -1,0 +1,36 @@
+#include "dtr/core/heuristics/keyed_heuristic.h"
+
+namespace dtr {
+
+StorageId KeyedHeuristic::choose(const ChooseContext& ctx) {
+  // The prototype's sampling and size filter select among a subset: scan.
+  if (ctx.sample_sqrt || ctx.min_bytes > 0) return Heuristic::choose(ctx);
+  const Graph& g = ctx.graph;
+  if (!active_ || heap_.size() > 4 * ctx.pool.size() + 1024) {
+    rebuild(g, ctx.pool);
+  }
+  while (!heap_.empty()) {
+    ++accesses_;
+    const Entry& top = heap_.top();
+    const Storage& st = g.storage(top.storage);
+    if (ctx.pool.contains(g, top.storage) && st.pool_seq == top.seq &&
+        key(g, top.storage) == top.key) {
+      return top.storage;  // evicting it makes this entry stale
+    }
+    heap_.pop();
+  }
+  return kNoId;
+}
+
+void KeyedHeuristic::rebuild(const Graph& g, const EvictionPool& pool) {
+  active_ = true;
+  std::vector<Entry> entries;
+  entries.reserve(pool.size());
+  for (StorageId s : pool.slots()) {
+    if (s != kNoId) entries.push_back({key(g, s), g.storage(s).pool_seq, s});
+  }
+  heap_ = std::priority_queue<Entry, std::vector<Entry>, Later>(
+      Later{}, std::move(entries));
+}
+
+}  // namespace dtr

@@ -1,0 +1,165 @@
+#include "dtr/torch/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include "dtr/core/error.h"
+#include "dtr/trace/output_file.h"
+#include "dtr/torch/trace_recording.h"
+#include "dtr/torch/train/models.h"
+
+namespace dtr::pt::train {
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<torch::Tensor> snapshot(torch::nn::Module& m) {
+  std::vector<torch::Tensor> out;
+  torch::NoGradGuard no_grad;
+  for (const auto& p : m.parameters()) {
+    out.push_back(dtr::pt::decheckpoint(p).clone());
+  }
+  for (const auto& b : m.buffers()) {
+    out.push_back(dtr::pt::decheckpoint(b).clone());
+  }
+  return out;
+}
+
+}  // namespace
+
+RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
+                     std::ostream* log) {
+  DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
+            o.batch.value_or(0));
+  const std::int64_t batch = o.batch.value_or(default_batch(o.model));
+  torch::manual_seed(o.seed);
+  auto task = make_task(o.model, batch);
+  torch::optim::SGD opt(task->module().parameters(),
+                        torch::optim::SGDOptions(o.lr).momentum(o.momentum));
+  task->module().train();
+
+  RunReport report;
+  dtr::pt::reset_peak();
+  std::unique_ptr<dtr::pt::Budget> guard;
+  if (use_dtr) guard = std::make_unique<dtr::pt::Budget>(budget);
+  const std::int64_t start = now_ns();
+  for (std::int64_t step = 0; step < o.steps; ++step) {
+    auto inputs = task->batch(step);
+    const auto before = dtr::pt::stats();
+    const std::int64_t t0 = now_ns();
+    if (use_dtr) {
+      for (auto& t : inputs) t = dtr::pt::checkpoint(t);
+    }
+    opt.zero_grad();
+    torch::Tensor loss = task->loss(inputs);
+    loss.backward();
+    opt.step();
+    StepReport s;
+    s.loss = loss.item<double>();
+    s.wall_ns = now_ns() - t0;
+    const auto after = dtr::pt::stats();
+    s.allocator_peak_bytes = after.allocator_peak_bytes;
+    s.dtr_peak_bytes = after.dtr_peak_bytes;
+    s.evictions = (after.evictions + after.eager_evictions) -
+                  (before.evictions + before.eager_evictions);
+    s.remat_ops = after.remat_ops - before.remat_ops;
+    report.steps.push_back(s);
+    if (log != nullptr) {
+      *log << "step " << step << " loss " << s.loss << " wall_ms "
+           << s.wall_ns / 1e6 << " peak_bytes " << s.allocator_peak_bytes
+           << " dtr_peak_bytes " << s.dtr_peak_bytes << " evictions "
+           << s.evictions << " remats " << s.remat_ops << "\n";
+    }
+  }
+  report.wall_ns = now_ns() - start;
+  report.stats = dtr::pt::stats();
+  report.allocator_peak_bytes = report.stats.allocator_peak_bytes;
+  report.dtr_peak_bytes = report.stats.dtr_peak_bytes;
+  report.params = snapshot(task->module());
+  return report;
+}
+
+RunReport run_train(const TrainOptions& o, std::ostream& out) {
+  DTR_CHECK(o.steps > 0, "[train] --steps must be positive, got ", o.steps);
+  DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
+            o.batch.value_or(0));
+  DTR_CHECK(!(o.budget_ratio && o.budget_bytes),
+            "[train] give --budget-ratio or --budget-bytes, not both");
+  // Written so that NaN fails too.
+  DTR_CHECK(!o.budget_ratio || (*o.budget_ratio > 0 && *o.budget_ratio <= 1),
+            "[train] --budget-ratio must be in (0, 1], got ",
+            o.budget_ratio.value_or(0));
+  DTR_CHECK(!o.budget_bytes || *o.budget_bytes >= 0,
+            "[train] --budget-bytes must be >= 0, got ",
+            o.budget_bytes.value_or(0));
+  DTR_CHECK(o.lr > 0 && std::isfinite(o.lr),
+            "[train] --lr must be a positive finite number, got ", o.lr);
+  dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
+                                       : dtr::pt::CostModel::kMeasured);
+  if (o.warmup) {
+    TrainOptions once = o;
+    once.steps = 1;
+    train_once(once, false, dtr::pt::kUnlimited, nullptr);
+  }
+  std::int64_t budget = dtr::pt::kUnlimited;
+  if (o.budget_bytes) budget = *o.budget_bytes;
+  if (o.budget_ratio) {
+    RunReport free = train_once(o, true, dtr::pt::kUnlimited, nullptr);
+    // ratio <= 1: the product fits.
+    budget = static_cast<std::int64_t>(*o.budget_ratio *
+                                       static_cast<double>(free.dtr_peak_bytes));
+    out << "unbudgeted: dtr_peak_bytes " << free.dtr_peak_bytes
+        << " allocator_peak_bytes " << free.allocator_peak_bytes
+        << " wall_ms " << free.wall_ns / 1e6 << " -> budget_bytes " << budget
+        << "\n";
+  }
+  std::unique_ptr<std::ofstream> trace;
+  std::unique_ptr<dtr::pt::TraceRecording> recording;
+  if (!o.record.empty()) {
+    trace = std::make_unique<std::ofstream>(o.record);
+    DTR_CHECK(trace->good(), "[train] cannot write '", o.record, "'");
+    recording = std::make_unique<dtr::pt::TraceRecording>(*trace);
+  }
+  RunReport run = train_once(o, true, budget, &out);
+  recording.reset();
+  if (trace) dtr::trace::close_output(*trace, o.record);
+  const auto& s = run.stats;
+  out << "summary: model " << o.model << " budget_bytes " << budget
+      << " allocator_peak_bytes " << run.allocator_peak_bytes
+      << " dtr_peak_bytes " << run.dtr_peak_bytes << " outside_bytes "
+      << (run.allocator_peak_bytes - run.dtr_peak_bytes) << " wall_ms "
+      << run.wall_ns / 1e6 << " evictions " << s.evictions
+      << " eager_evictions " << s.eager_evictions << " remats "
+      << s.remat_ops << " lineage_cuts " << s.lineage_cuts << "\n";
+  if (o.check) {
+    RunReport plain = train_once(o, false, dtr::pt::kUnlimited, nullptr);
+    bool same = plain.steps.size() == run.steps.size() &&
+                plain.params.size() == run.params.size();
+    for (std::size_t i = 0; same && i < run.steps.size(); ++i) {
+      same = plain.steps[i].loss == run.steps[i].loss;
+    }
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < run.params.size() && i < plain.params.size();
+         ++i) {
+      if (!torch::equal(run.params[i], plain.params[i])) ++differing;
+    }
+    same = same && differing == 0;
+    out << "check: plain LibTorch allocator_peak_bytes "
+        << plain.allocator_peak_bytes << " wall_ms " << plain.wall_ns / 1e6
+        << "; losses and " << run.params.size() << " parameters/buffers "
+        << (same ? "bitwise identical" : "DIFFER") << "\n";
+    if (!same) {
+      throw Error(detail::concat("[train] --check failed for ", o.model, ": ",
+                                 differing, " parameters differ"));
+    }
+  }
+  return run;
+}
+
+}  // namespace dtr::pt::train

@@ -1,0 +1,69 @@
+#pragma once
+/// The training loop behind `dtr train`: SGD with momentum on a Task, plain
+/// LibTorch or under DTR, with the bitwise check against plain LibTorch.
+///
+///   dtr::pt::train::TrainOptions o{.model = "mlp", .batch = 256, .steps = 2,
+///                                .budget_ratio = 0.5, .check = true};
+///   dtr::pt::train::run_train(o, std::cout);   // throws if the check fails
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "dtr/torch/dtr_torch.h"
+
+namespace dtr::pt::train {
+
+struct TrainOptions {
+  std::string model = "mlp";
+  std::optional<std::int64_t> batch;   ///< > 0; unset: the model's default
+  std::int64_t steps = 3;              ///< > 0
+  /// At most one budget; neither: unlimited.
+  std::optional<double> budget_ratio;  ///< (0, 1] of the unbudgeted DTR peak
+  std::optional<std::int64_t> budget_bytes;  ///< >= 0
+  bool check = false;
+  std::string record;              ///< trace file, empty: none
+  bool bytes_cost = false;         ///< deterministic cost model
+  /// One untimed plain step first, so neither timed run pays the process's
+  /// warm-up (thread pools, first touch of fresh heap pages).
+  bool warmup = false;
+  double lr = 0.01;
+  double momentum = 0.9;
+  std::uint64_t seed = 42;
+};
+
+struct StepReport {
+  double loss = 0;
+  std::int64_t wall_ns = 0;
+  std::int64_t allocator_peak_bytes = 0;
+  std::int64_t dtr_peak_bytes = 0;
+  std::uint64_t evictions = 0;  ///< heuristic + eager, this step
+  std::uint64_t remat_ops = 0;  ///< this step
+};
+
+struct RunReport {
+  std::vector<StepReport> steps;
+  std::vector<torch::Tensor> params;  ///< final parameters and buffers
+  std::int64_t allocator_peak_bytes = 0;
+  std::int64_t dtr_peak_bytes = 0;
+  std::int64_t wall_ns = 0;
+  dtr::pt::Stats stats;
+};
+
+/// Trains from a fixed seed. `use_dtr` checkpoints the inputs; `budget`
+/// (bytes) applies only then. `log` (optional) gets one line per step.
+RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
+                     std::ostream* log);
+
+/// `dtr train`: resolves the budget (a ratio needs an unbudgeted DTR run),
+/// trains, prints per-step lines and a summary; with o.check also trains
+/// plain LibTorch and throws dtr::Error unless every loss and parameter is
+/// bitwise identical. Throws dtr::InvalidArgument for an option out of its
+/// range (named as the CLI flag) and dtr::Error if o.record cannot be
+/// written in full. Returns the budgeted run's report.
+RunReport run_train(const TrainOptions& o, std::ostream& out);
+
+}  // namespace dtr::pt::train

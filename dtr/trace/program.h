@@ -1,0 +1,49 @@
+#pragma once
+/// A trace turned into a replayable program: the operators it calls and the
+/// schedule of what the program does with its handles. Values are numbered
+/// in creation order; the simulator maps them to runtime tensors.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtr/core/runtime.h"
+
+namespace dtr::trace {
+
+using ValueId = std::uint32_t;
+
+struct ProgramOp {
+  std::string name;
+  std::int64_t cost_ns = 0;
+  std::vector<ValueId> inputs;
+  std::vector<OutputSpec> outputs;  ///< sizes; alias = index into inputs
+  ValueId first_output = 0;         ///< outputs are consecutive values
+  bool constant = false;
+  bool backward = false;            ///< after BACKWARD or a "*backward*" op
+};
+
+enum class StepKind : std::uint8_t {
+  kCompute,  ///< index = op
+  kRetain,   ///< index = value: one more handle (COPY)
+  kRelease,  ///< index = value: one handle fewer (RELEASE, MUTATE, ...)
+  kPin,      ///< index = value: the output condition at the end
+};
+
+struct Step {
+  StepKind kind;
+  std::uint32_t index;
+};
+
+struct Program {
+  std::string source;             ///< file name, for messages
+  std::vector<ProgramOp> ops;
+  std::vector<Step> steps;
+  std::uint32_t value_count = 0;
+  std::int64_t total_cost_ns = 0;
+  std::size_t constant_count = 0;
+  /// Operators the trace performs (CALL + MUTATE + CONSTANT), the unit of
+  /// the simulator's speed figure (ops/second), as in the reference.
+  std::size_t trace_ops() const { return ops.size(); }
+};
+
+}  // namespace dtr::trace
