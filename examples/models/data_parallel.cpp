@@ -173,15 +173,15 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
     out << "rank " << r.rank << " check: plain data parallel wall_ms "
         << plain.wall_ns / 1e6 << "; losses and " << run.params.size()
         << " parameters/buffers "
-        << (differing == 0 ? "bitwise identical" : "DIFFER") << "; "
-        << nparams << " parameters "
+        << (differing == 0 ? "bitwise identical" : "DIFFER") << "; " << nparams
+        << " parameters "
         << (across == 0 ? "identical to rank 0's" : "DIFFER from rank 0's")
         << "\n";
     if (total[0] != 0 || total[1] != 0) {
-      throw Error(detail::concat("--check failed for ", o.model, ": ",
-                                 total[0], " values differ from plain data "
-                                 "parallel, ", total[1],
-                                 " parameters differ across ranks"));
+      throw Error(detail::concat("--check failed for ", o.model, ": ", total[0],
+                                 " values differ from plain data "
+                                 "parallel, ",
+                                 total[1], " parameters differ across ranks"));
     }
   } catch (const std::exception& e) {
     throw Error(detail::concat("rank ", r.rank, ": ", e.what()));
@@ -225,11 +225,14 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
             "[train] cannot create a directory in /tmp");
   const fs::path dir(dir_template);
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> common = {
-      exe, "train", "--model", o.model, "--steps", std::to_string(o.steps),
-      "--lr", format_double(o.lr), "--world", std::to_string(nproc),
-      "--store", (dir / "store").string()};
-  if (o.batch) common.insert(common.end(), {"--batch", std::to_string(*o.batch)});
+  std::vector<std::string> common = {exe,       "train",
+                                     "--model", o.model,
+                                     "--steps", std::to_string(o.steps),
+                                     "--lr",    format_double(o.lr),
+                                     "--world", std::to_string(nproc),
+                                     "--store", (dir / "store").string()};
+  if (o.batch)
+    common.insert(common.end(), {"--batch", std::to_string(*o.batch)});
   if (budget) {
     common.insert(common.end(), {"--budget-bytes", std::to_string(*budget)});
   }
@@ -240,8 +243,10 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
   for (int rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> args = common;
     args.insert(args.end(), {"--rank", std::to_string(rank)});
-    const std::string out_path = (dir / ("rank" + std::to_string(rank) + ".out")).string();
-    const std::string err_path = (dir / ("rank" + std::to_string(rank) + ".err")).string();
+    const std::string out_path =
+        (dir / ("rank" + std::to_string(rank) + ".out")).string();
+    const std::string err_path =
+        (dir / ("rank" + std::to_string(rank) + ".err")).string();
     const pid_t pid = fork();
     DTR_CHECK(pid >= 0, "[train] fork failed");
     if (pid == 0) {
@@ -308,8 +313,9 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
 namespace dtr::models {
 
 void run_rank(const TrainOptions&, const RankOptions&, std::ostream&) {
-  throw Error("[train] --nproc needs Gloo's headers: install libgloo-dev "
-              "and rebuild");
+  throw Error(
+      "[train] --nproc needs Gloo's headers: install libgloo-dev "
+      "and rebuild");
 }
 
 void run_data_parallel(const TrainOptions& o, int, std::ostream& out) {

@@ -23,7 +23,7 @@ namespace dtr::models {
 struct RankOptions {
   int rank = 0;
   int world = 1;
-  std::string store;         ///< c10d::FileStore path shared by the ranks
+  std::string store;  ///< c10d::FileStore path shared by the ranks
   std::int64_t timeout_ms = 60000;  ///< the process group's timeout
 };
 
