@@ -137,13 +137,14 @@ class CollectiveOnCheckpointTest(unittest.TestCase):
     gradients])."""
 
     def setUp(self):
-        store = tempfile.mktemp(prefix="dtr_store_")
+        self.dir = tempfile.mkdtemp(prefix="dtr_ddp_")
         dist.init_process_group(
-            "gloo", init_method="file://" + store, rank=0, world_size=1,
-            timeout=datetime.timedelta(seconds=30))
+            "gloo", init_method="file://" + os.path.join(self.dir, "store"),
+            rank=0, world_size=1, timeout=datetime.timedelta(seconds=30))
 
     def tearDown(self):
         dist.destroy_process_group()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def test_all_reduce_of_checkpointed_tensor_is_refused(self):
         y = dtr.checkpoint(torch.ones(4)) * 2
