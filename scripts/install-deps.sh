@@ -11,6 +11,7 @@ packages=(
   libbenchmark-dev                 # micro-benchmarks
   gnuplot-nox                      # overhead-vs-budget plots (PNG)
   libtorch-dev                     # LibTorch integration (CPU, 1.13)
+  libgloo-dev                      # `dtr train --nproc`: Gloo headers
   python3-torch python3-torchvision  # `import dtr` from Debian's Python
   clang libclang-rt-14-dev         # sanitizer build and libFuzzer runtime
   clang-format                     # scripts/check-format.sh (CI)

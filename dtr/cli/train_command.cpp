@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "dtr/cli/validators.h"
+#include "dtr/torch/train/data_parallel.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/torch/train/trainer.h"
 
@@ -14,6 +15,8 @@ void add_train_command(CLI::App& app) {
   constexpr std::int64_t kMaxInt = std::numeric_limits<std::int64_t>::max();
   constexpr double kMaxReal = std::numeric_limits<double>::max();
   auto options = std::make_shared<pt::train::TrainOptions>();
+  auto nproc = std::make_shared<int>(0);
+  auto rank = std::make_shared<pt::train::RankOptions>();
   auto* cmd = app.add_subcommand(
       "train", "Train a LibTorch model under a DTR memory budget");
   cmd->add_option("--model", options->model,
@@ -46,7 +49,23 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", options->lr, "learning rate, positive")
       ->default_val(0.01)
       ->check(real_in(0, kMaxReal, /*min_exclusive=*/true));
-  cmd->callback([options] { pt::train::run_train(*options, std::cout); });
+  cmd->add_option("--nproc", *nproc,
+                  "data parallel: this many processes on this machine (Gloo "
+                  "over loopback), each training its shard under the budget")
+      ->transform(integer_in<int>(1, 64));
+  // A rank of a --nproc job (data_parallel.h), set by the launcher.
+  cmd->add_option("--rank", rank->rank)->group("");
+  cmd->add_option("--world", rank->world)->group("");
+  cmd->add_option("--store", rank->store)->group("");
+  cmd->callback([options, nproc, rank] {
+    if (!rank->store.empty()) {
+      pt::train::run_rank(*options, *rank, std::cout);
+    } else if (*nproc > 0) {
+      pt::train::run_data_parallel(*options, *nproc, std::cout);
+    } else {
+      pt::train::run_train(*options, std::cout);
+    }
+  });
 }
 
 }  // namespace dtr::cli

@@ -1,0 +1,326 @@
+#include "dtr/torch/train/data_parallel.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dtr/core/error.h"
+#include "dtr/torch/train/models.h"
+
+// Gloo's headers come with Debian's libgloo-dev (scripts/install-deps.sh);
+// without them `--nproc` says so (libtorch has the symbols either way).
+#if __has_include(<gloo/algorithm.h>)
+#ifndef USE_C10D_GLOO  // Torch's CMake config defines it; a plain g++ not
+#define USE_C10D_GLOO 1
+#endif
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+namespace dtr::pt::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void wait_all(c10d::ProcessGroup& pg, std::vector<at::Tensor>& v) {
+  pg.allreduce(v)->wait();
+}
+
+/// train_once (trainer.cpp) for one rank: its shard of each global batch,
+/// gradients averaged over the ranks before the step.
+RunReport train_rank(const TrainOptions& o, c10d::ProcessGroup& pg,
+                     const RankOptions& r, bool use_dtr, std::int64_t budget,
+                     std::ostream* log) {
+  const std::int64_t batch = o.batch.value_or(default_batch(o.model));
+  torch::manual_seed(o.seed);
+  auto task = make_task(o.model, batch);
+  auto params = task->module().parameters();
+  torch::optim::SGD opt(params,
+                        torch::optim::SGDOptions(o.lr).momentum(o.momentum));
+  task->module().train();
+  RunReport report;
+  dtr::pt::reset_peak();
+  std::unique_ptr<dtr::pt::Budget> guard;
+  if (use_dtr) guard = std::make_unique<dtr::pt::Budget>(budget);
+  const std::int64_t start = now_ns();
+  for (std::int64_t step = 0; step < o.steps; ++step) {
+    auto inputs = task->batch(step * r.world + r.rank);
+    const std::int64_t t0 = now_ns();
+    if (use_dtr) {
+      for (auto& t : inputs) t = dtr::pt::checkpoint(t);
+    }
+    opt.zero_grad();
+    torch::Tensor loss = task->loss(inputs);
+    loss.backward();
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : params) {
+        if (!p.grad().defined()) continue;
+        // Note [Plain parameter gradients]: never a checkpointed tensor
+        // in a collective (an all-reduce must never be replayed).
+        DTR_ASSERT(!dtr::pt::is_checkpoint(p.grad()),
+                   "a checkpointed parameter gradient reached the all-reduce");
+        std::vector<at::Tensor> v{p.grad()};
+        wait_all(pg, v);
+        p.grad().div_(r.world);
+      }
+    }
+    opt.step();
+    StepReport s;
+    s.loss = loss.item<double>();
+    s.wall_ns = now_ns() - t0;
+    const auto st = dtr::pt::stats();
+    s.allocator_peak_bytes = st.allocator_peak_bytes;
+    s.dtr_peak_bytes = st.dtr_peak_bytes;
+    report.steps.push_back(s);
+    if (log != nullptr) {
+      *log << "rank " << r.rank << " step " << step << " loss " << s.loss
+           << " wall_ms " << s.wall_ns / 1e6 << " peak_bytes "
+           << s.allocator_peak_bytes << " dtr_peak_bytes " << s.dtr_peak_bytes
+           << "\n";
+    }
+  }
+  report.wall_ns = now_ns() - start;
+  report.stats = dtr::pt::stats();
+  report.allocator_peak_bytes = report.stats.allocator_peak_bytes;
+  report.dtr_peak_bytes = report.stats.dtr_peak_bytes;
+  torch::NoGradGuard no_grad;
+  for (const auto& p : task->module().parameters()) {
+    report.params.push_back(dtr::pt::decheckpoint(p).clone());
+  }
+  for (const auto& b : task->module().buffers()) {
+    report.params.push_back(dtr::pt::decheckpoint(b).clone());
+  }
+  return report;
+}
+
+std::string last_line(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last.empty() ? "(no message)" : last;
+}
+
+std::string format_double(double v) {
+  std::ostringstream s;
+  s << std::setprecision(17) << v;
+  return s.str();
+}
+
+}  // namespace
+
+void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
+  try {
+    at::set_num_threads(1);
+    dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
+                                         : dtr::pt::CostModel::kMeasured);
+    auto store = c10::make_intrusive<c10d::FileStore>(r.store, r.world);
+    auto opts = c10d::ProcessGroupGloo::Options::create(
+        std::chrono::milliseconds(r.timeout_ms));
+    opts->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    c10d::ProcessGroupGloo pg(store, r.rank, r.world, opts);
+    const std::int64_t budget = o.budget_bytes.value_or(dtr::pt::kUnlimited);
+    RunReport run = train_rank(o, pg, r, true, budget, &out);
+    out << "rank " << r.rank << " summary: budget_bytes " << budget
+        << " allocator_peak_bytes " << run.allocator_peak_bytes
+        << " dtr_peak_bytes " << run.dtr_peak_bytes << " wall_ms "
+        << run.wall_ns / 1e6 << "\n";
+    if (!o.check) return;
+    RunReport plain = train_rank(o, pg, r, false, dtr::pt::kUnlimited, nullptr);
+    std::int64_t differing = 0;
+    for (std::size_t i = 0; i < run.steps.size(); ++i) {
+      if (plain.steps[i].loss != run.steps[i].loss) ++differing;
+    }
+    for (std::size_t i = 0; i < run.params.size(); ++i) {
+      if (!torch::equal(run.params[i], plain.params[i])) ++differing;
+    }
+    // Every rank's parameters are rank 0's (buffers -- BatchNorm's running
+    // statistics -- are each rank's own).
+    const std::size_t nparams = [&] {
+      torch::manual_seed(o.seed);
+      return make_task(o.model, 1)->module().parameters().size();
+    }();
+    std::int64_t across = 0;
+    for (std::size_t i = 0; i < nparams; ++i) {
+      std::vector<at::Tensor> v{run.params[i].clone()};
+      pg.broadcast(v)->wait();
+      if (!torch::equal(v[0], run.params[i])) ++across;
+    }
+    std::vector<at::Tensor> counts{
+        torch::tensor({differing, across}, torch::kLong)};
+    wait_all(pg, counts);
+    const auto total = counts[0].accessor<std::int64_t, 1>();
+    out << "rank " << r.rank << " check: plain data parallel wall_ms "
+        << plain.wall_ns / 1e6 << "; losses and " << run.params.size()
+        << " parameters/buffers "
+        << (differing == 0 ? "bitwise identical" : "DIFFER") << "; " << nparams
+        << " parameters "
+        << (across == 0 ? "identical to rank 0's" : "DIFFER from rank 0's")
+        << "\n";
+    if (total[0] != 0 || total[1] != 0) {
+      throw Error(detail::concat("--check failed for ", o.model, ": ", total[0],
+                                 " values differ from plain data "
+                                 "parallel, ",
+                                 total[1], " parameters differ across ranks"));
+    }
+  } catch (const std::exception& e) {
+    throw Error(detail::concat("rank ", r.rank, ": ", e.what()));
+  }
+}
+
+void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
+  DTR_CHECK(nproc >= 1, "[train] --nproc must be positive, got ", nproc);
+  DTR_CHECK(o.record.empty(), "[train] --record is not supported with --nproc");
+  DTR_CHECK(!(o.budget_ratio && o.budget_bytes),
+            "[train] give --budget-ratio or --budget-bytes, not both");
+  DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
+            o.batch.value_or(0));
+  dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
+                                       : dtr::pt::CostModel::kMeasured);
+  // The budget, and that it fits, before any rank starts: no collective
+  // can be left waiting for a rank that fails on its first step.
+  std::optional<std::int64_t> budget = o.budget_bytes;
+  if (o.budget_ratio) {
+    RunReport free = train_once(o, true, dtr::pt::kUnlimited, nullptr);
+    budget = static_cast<std::int64_t>(
+        *o.budget_ratio * static_cast<double>(free.dtr_peak_bytes));
+    out << "unbudgeted (one rank's shard): dtr_peak_bytes "
+        << free.dtr_peak_bytes << " -> budget_bytes per rank " << *budget
+        << "\n";
+  }
+  if (budget) {
+    TrainOptions once = o;
+    once.steps = 1;
+    try {
+      train_once(once, true, *budget, nullptr);
+    } catch (const OutOfMemory& e) {
+      throw Error(detail::concat("[train] budget of ", *budget,
+                                 " bytes per rank fails before launching any "
+                                 "rank (no collective ran): ",
+                                 e.what()));
+    }
+  }
+  char dir_template[] = "/tmp/dtr_train_XXXXXX";
+  DTR_CHECK(mkdtemp(dir_template) != nullptr,
+            "[train] cannot create a directory in /tmp");
+  const fs::path dir(dir_template);
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> common = {exe,       "train",
+                                     "--model", o.model,
+                                     "--steps", std::to_string(o.steps),
+                                     "--lr",    format_double(o.lr),
+                                     "--world", std::to_string(nproc),
+                                     "--store", (dir / "store").string()};
+  if (o.batch)
+    common.insert(common.end(), {"--batch", std::to_string(*o.batch)});
+  if (budget) {
+    common.insert(common.end(), {"--budget-bytes", std::to_string(*budget)});
+  }
+  if (o.check) common.push_back("--check");
+  if (o.bytes_cost) common.push_back("--bytes-cost");
+  out.flush();
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nproc; ++rank) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--rank", std::to_string(rank)});
+    const std::string out_path =
+        (dir / ("rank" + std::to_string(rank) + ".out")).string();
+    const std::string err_path =
+        (dir / ("rank" + std::to_string(rank) + ".err")).string();
+    const pid_t pid = fork();
+    DTR_CHECK(pid >= 0, "[train] fork failed");
+    if (pid == 0) {
+      const int fo = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int fe = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(exe.c_str(), argv.data());
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  int failed = -1, failed_status = 0, running = nproc;
+  while (running > 0) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) break;
+    for (int rank = 0; rank < nproc; ++rank) {
+      if (pids[rank] != pid) continue;
+      pids[rank] = -1;
+      --running;
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (!ok && failed < 0) {
+        failed = rank;
+        failed_status = status;
+        // The others would wait for it in a collective until the process
+        // group's timeout: stop them now.
+        for (pid_t other : pids) {
+          if (other > 0) kill(other, SIGKILL);
+        }
+      }
+    }
+  }
+  for (int rank = 0; rank < nproc; ++rank) {
+    std::ifstream in(dir / ("rank" + std::to_string(rank) + ".out"));
+    out << in.rdbuf();
+  }
+  std::string message;
+  if (failed >= 0) {
+    message = last_line(dir / ("rank" + std::to_string(failed) + ".err"));
+  }
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+  if (failed >= 0) {
+    throw Error(detail::concat(
+        "[train] rank ", failed, " of ", nproc, " failed (",
+        WIFEXITED(failed_status)
+            ? "exit " + std::to_string(WEXITSTATUS(failed_status))
+            : "signal " + std::to_string(WTERMSIG(failed_status)),
+        "), the others were stopped: ", message));
+  }
+  out << "data parallel: " << nproc << " ranks"
+      << (o.check ? ", every rank bitwise identical to plain data parallel"
+                  : "")
+      << "\n";
+}
+
+}  // namespace dtr::pt::train
+
+#else  // no gloo headers
+
+namespace dtr::pt::train {
+
+void run_rank(const TrainOptions&, const RankOptions&, std::ostream&) {
+  throw Error(
+      "[train] --nproc needs Gloo's headers: install libgloo-dev "
+      "and rebuild");
+}
+
+void run_data_parallel(const TrainOptions& o, int, std::ostream& out) {
+  run_rank(o, RankOptions{}, out);
+}
+
+}  // namespace dtr::pt::train
+#endif
