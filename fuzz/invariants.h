@@ -17,11 +17,11 @@ namespace dtr::fuzz {
   std::abort();
 }
 
-#define DTR_FUZZ_CHECK(cond, ...)                                       \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
+#define DTR_FUZZ_CHECK(cond, ...)                                        \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
       ::dtr::fuzz::fail(::dtr::detail::concat(#cond ": ", __VA_ARGS__)); \
-    }                                                                   \
+    }                                                                    \
   } while (0)
 
 /// Sum of the bytes of resident storages, counted from the graph alone.
@@ -38,8 +38,8 @@ inline std::int64_t resident_bytes(const Graph& g) {
 inline void check_accounting(const Runtime& rt) {
   const RuntimeStats& s = rt.stats();
   std::int64_t resident = resident_bytes(rt.graph());
-  DTR_FUZZ_CHECK(resident == s.memory_bytes, "resident ", resident,
-                 " counted ", s.memory_bytes);
+  DTR_FUZZ_CHECK(resident == s.memory_bytes, "resident ", resident, " counted ",
+                 s.memory_bytes);
   DTR_FUZZ_CHECK(s.peak_bytes >= s.memory_bytes, "peak ", s.peak_bytes,
                  " memory ", s.memory_bytes);
   try {

@@ -59,11 +59,11 @@ class Driver {
     rt_ = std::make_unique<Runtime>(o, make_heuristic(h, o.seed), &ex_);
     verbose_ = std::getenv("DTR_FUZZ_VERBOSE") != nullptr;
     known_bugs_ = std::getenv("DTR_FUZZ_KNOWN_BUGS") != nullptr;
-    DTR_FUZZ_NOTE("runtime heuristic=", h, " policy=", to_string(o.policy),
-                  " budget=", o.budget_bytes, " remat_limit=",
-                  o.remat_limit_ns, " sample_sqrt=", o.sample_sqrt,
-                  " ignore_small=", o.ignore_small, " free_dead_constants=",
-                  o.free_dead_constants, " seed=", o.seed);
+    DTR_FUZZ_NOTE(
+        "runtime heuristic=", h, " policy=", to_string(o.policy),
+        " budget=", o.budget_bytes, " remat_limit=", o.remat_limit_ns,
+        " sample_sqrt=", o.sample_sqrt, " ignore_small=", o.ignore_small,
+        " free_dead_constants=", o.free_dead_constants, " seed=", o.seed);
   }
 
   void run() {
@@ -118,7 +118,8 @@ class Driver {
       return forgotten_[r % forgotten_.size()];
     }
     if (r < 20 || known_.empty()) return r + n / 2;
-    return known_[in_.ConsumeIntegralInRange<std::size_t>(0, known_.size() - 1)];
+    return known_[in_.ConsumeIntegralInRange<std::size_t>(0,
+                                                          known_.size() - 1)];
   }
   std::vector<TensorId> pick_inputs() {
     std::vector<TensorId> v(in_.ConsumeIntegralInRange(0, 3));
@@ -144,16 +145,37 @@ class Driver {
 
   void step() {
     switch (in_.ConsumeIntegralInRange(0, 15)) {
-      case 0: constant(); break;
-      case 1: case 2: call(); break;
-      case 3: begin(); break;
-      case 4: end(); break;
-      case 5: abort(); break;
-      case 6: on(pick(), "release", &Runtime::release); break;
-      case 7: on(pick(), "retain", &Runtime::retain); break;
-      case 8: on(pick(), "pin", &Runtime::pin); break;
-      case 9: on(pick(), "unpin", &Runtime::unpin); break;
-      case 10: on(pick(), "materialize", &Runtime::materialize); break;
+      case 0:
+        constant();
+        break;
+      case 1:
+      case 2:
+        call();
+        break;
+      case 3:
+        begin();
+        break;
+      case 4:
+        end();
+        break;
+      case 5:
+        abort();
+        break;
+      case 6:
+        on(pick(), "release", &Runtime::release);
+        break;
+      case 7:
+        on(pick(), "retain", &Runtime::retain);
+        break;
+      case 8:
+        on(pick(), "pin", &Runtime::pin);
+        break;
+      case 9:
+        on(pick(), "unpin", &Runtime::unpin);
+        break;
+      case 10:
+        on(pick(), "materialize", &Runtime::materialize);
+        break;
       case 11: {
         std::int64_t b = size() * in_.ConsumeIntegralInRange(1, 16);
         DTR_FUZZ_NOTE("set_budget ", b);
@@ -161,8 +183,13 @@ class Driver {
         budget_lowered_ = rt_->stats().memory_bytes > rt_->budget_bytes();
         break;
       }
-      case 12: DTR_FUZZ_NOTE("evict_all"); rt_->evict_all(); break;
-      case 13: forget(); break;
+      case 12:
+        DTR_FUZZ_NOTE("evict_all");
+        rt_->evict_all();
+        break;
+      case 13:
+        forget();
+        break;
       case 14: {
         std::uint32_t n = in_.ConsumeIntegralInRange(1, 4);
         DTR_FUZZ_NOTE("arm: replay #", n, " from now fails");
@@ -202,8 +229,7 @@ class Driver {
     auto res = rt_->call(name, in, out, cost);
     DTR_FUZZ_NOTE("  = ", ids(res));
     OpId op = rt_->graph().tensor(res[0]).op;
-    ex_.first_compute(rt_->graph(), op,
-                      ex_.first_hash(name, in));
+    ex_.first_compute(rt_->graph(), op, ex_.first_hash(name, in));
     hold(res);
   }
   void begin() {
@@ -266,10 +292,10 @@ class Driver {
     // nothing may allocate past the budget.
     const std::int64_t now = rt_->stats().memory_bytes;
     if (now <= rt_->budget_bytes()) budget_lowered_ = false;
-    DTR_FUZZ_CHECK(now <= rt_->budget_bytes() ||
-                       (budget_lowered_ && now <= before),
-                   "memory ", now, " budget ", rt_->budget_bytes(),
-                   " before the step ", before);
+    DTR_FUZZ_CHECK(
+        now <= rt_->budget_bytes() || (budget_lowered_ && now <= before),
+        "memory ", now, " budget ", rt_->budget_bytes(), " before the step ",
+        before);
     for (TensorId t : known_) {
       if (!rt_->graph().tensor(t).defined) continue;
       DTR_FUZZ_CHECK(ex_.read(t) == ex_.truth(t), "tensor ", t,
@@ -316,7 +342,8 @@ class Driver {
   bool budget_lowered_ = false;
   bool forgot_ = false;  // a forget() succeeded (see finish)
   bool verbose_ = false;
-  [[maybe_unused]] bool known_bugs_ = false;  // DTR_FUZZ_KNOWN_BUGS: no workarounds
+  [[maybe_unused]] bool known_bugs_ =
+      false;  // DTR_FUZZ_KNOWN_BUGS: no workarounds
 };
 
 }  // namespace

@@ -72,9 +72,15 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
           }
           break;
         }
-        case trace::StepKind::kRetain: rt.retain(t); break;
-        case trace::StepKind::kRelease: rt.release(t); break;
-        case trace::StepKind::kPin: rt.pin(t); break;
+        case trace::StepKind::kRetain:
+          rt.retain(t);
+          break;
+        case trace::StepKind::kRelease:
+          rt.release(t);
+          break;
+        case trace::StepKind::kPin:
+          rt.pin(t);
+          break;
       }
       check();
     }
@@ -104,8 +110,8 @@ void run_one(const trace::Program& p, const sim::Baseline& b,
                         c.heuristic, ", ", to_string(c.policy), ", ratio ",
                         c.ratio, "): ", e.what()));
   }
-  const std::string where = detail::concat(
-      c.heuristic, "/", to_string(c.policy), " ratio ", c.ratio);
+  const std::string where =
+      detail::concat(c.heuristic, "/", to_string(c.policy), " ratio ", c.ratio);
   if (r.status == sim::SimStatus::kOk) {
     DTR_FUZZ_CHECK(r.peak_bytes <= r.budget_bytes, where, ": peak ",
                    r.peak_bytes, " budget ", r.budget_bytes);
@@ -137,7 +143,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     baseline = sim::compute_baseline(program);
   } catch (const std::exception& e) {
     fuzz::fail(std::string("the baseline rejects a trace the reader "
-                           "accepted: ") + e.what());
+                           "accepted: ") +
+               e.what());
   }
   DTR_FUZZ_CHECK(baseline.peak_bytes >= 0, "negative baseline peak");
   // Two budgets: one that usually needs a few evictions, one that needs
@@ -145,9 +152,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   // search shortcuts on the tighter one.
   for (double ratio : {0.7, 0.3}) {
     for (const std::string& h : heuristic_names()) {
-      for (DeallocPolicy policy : {DeallocPolicy::kEager,
-                                   DeallocPolicy::kIgnore,
-                                   DeallocPolicy::kBanish}) {
+      for (DeallocPolicy policy :
+           {DeallocPolicy::kEager, DeallocPolicy::kIgnore,
+            DeallocPolicy::kBanish}) {
         fuzz::run_one(program, baseline, {h, policy, ratio, ratio < 0.5});
       }
     }

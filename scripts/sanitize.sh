@@ -22,6 +22,7 @@ built=$SECONDS
 # Leaks are findings too; a failed check prints a symbolized stack.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
 slow_tests='RecordedTracesTest|SharedTracesTest.AgreesWithTheAuthorsSimulator'
 ctest --test-dir build-sanitize --output-on-failure -j"$jobs" \
   -LE 'torch|install' -E "$slow_tests" "$@"

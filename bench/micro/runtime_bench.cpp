@@ -34,7 +34,8 @@ void BM_EvictionSearch(benchmark::State& state, const char* heuristic) {
   OutputSpec out{64, -1};
   std::vector<TensorId> live;
   for (int i = 0; i < pool; ++i) {
-    live.push_back(rt.call("f", std::vector<TensorId>{x}, {&out, 1}, 1 + i % 7)[0]);
+    live.push_back(
+        rt.call("f", std::vector<TensorId>{x}, {&out, 1}, 1 + i % 7)[0]);
   }
   for (auto _ : state) {
     // Each call evicts exactly one storage to make room.

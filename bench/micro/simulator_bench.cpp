@@ -22,12 +22,12 @@ void BM_Simulate(benchmark::State& state, const char* model,
   state.SetItemsProcessed(state.iterations() * p.program.trace_ops());
 }
 
-#define DTR_SIM_BENCH(model)                                              \
-  BENCHMARK_CAPTURE(BM_Simulate, model##_dtr, #model, "dtr")              \
-      ->Unit(benchmark::kMillisecond);                                    \
-  BENCHMARK_CAPTURE(BM_Simulate, model##_dtr_eq, #model, "dtr-eq")        \
-      ->Unit(benchmark::kMillisecond);                                    \
-  BENCHMARK_CAPTURE(BM_Simulate, model##_lru, #model, "lru")              \
+#define DTR_SIM_BENCH(model)                                       \
+  BENCHMARK_CAPTURE(BM_Simulate, model##_dtr, #model, "dtr")       \
+      ->Unit(benchmark::kMillisecond);                             \
+  BENCHMARK_CAPTURE(BM_Simulate, model##_dtr_eq, #model, "dtr-eq") \
+      ->Unit(benchmark::kMillisecond);                             \
+  BENCHMARK_CAPTURE(BM_Simulate, model##_lru, #model, "lru")       \
       ->Unit(benchmark::kMillisecond)
 
 DTR_SIM_BENCH(resnet);

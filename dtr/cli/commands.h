@@ -1,10 +1,9 @@
 #pragma once
 /// The `dtr` command line: one file per subcommand, each registering itself
 /// on the CLI11 app. Errors are dtr::Error exceptions; only main() catches.
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "dtr/core/error.h"
 

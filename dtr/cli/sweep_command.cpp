@@ -8,8 +8,8 @@
 #include "dtr/cli/commands.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
-#include "dtr/sim/parallel.h"
 #include "dtr/report/sweep_report.h"
+#include "dtr/sim/parallel.h"
 #include "dtr/sim/sweep.h"
 
 namespace dtr::cli {
@@ -68,11 +68,11 @@ void run(const SweepOptions& o) {
   request.thrash_limit = o.thrash_limit;
   request.threads = o.threads.value_or(sim::default_threads());
   sim::SweepOutput out = sim::run_sweep(
-      request, [&](const sim::SweepCell& c, std::size_t done,
-                   std::size_t total) {
+      request,
+      [&](const sim::SweepCell& c, std::size_t done, std::size_t total) {
         if (o.quiet) return;
-        std::fprintf(stderr, "[%zu/%zu] %-24.24s %-9s %.2f  %-6s %.3fx\n",
-                     done, total, c.trace.c_str(), c.result.heuristic.c_str(),
+        std::fprintf(stderr, "[%zu/%zu] %-24.24s %-9s %.2f  %-6s %.3fx\n", done,
+                     total, c.trace.c_str(), c.result.heuristic.c_str(),
                      c.result.budget_ratio,
                      std::string(sim::to_string(c.result.status)).c_str(),
                      c.result.overhead);

@@ -14,9 +14,12 @@ DeallocPolicy parse_dealloc_policy(std::string_view name) {
 
 std::string_view to_string(DeallocPolicy policy) {
   switch (policy) {
-    case DeallocPolicy::kEager: return "eager";
-    case DeallocPolicy::kIgnore: return "ignore";
-    case DeallocPolicy::kBanish: return "banish";
+    case DeallocPolicy::kEager:
+      return "eager";
+    case DeallocPolicy::kIgnore:
+      return "ignore";
+    case DeallocPolicy::kBanish:
+      return "banish";
   }
   return "?";
 }

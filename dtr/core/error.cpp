@@ -16,9 +16,9 @@ OutOfMemory::OutOfMemory(std::int64_t needed_bytes,
 
 RematLimitExceeded::RematLimitExceeded(std::int64_t remat_compute_ns,
                                        std::int64_t limit_ns)
-    : Error(detail::concat("[dtr] rematerialization limit exceeded: ",
-                           remat_compute_ns, " ns recomputed, limit ",
-                           limit_ns, " ns")),
+    : Error(detail::concat(
+          "[dtr] rematerialization limit exceeded: ", remat_compute_ns,
+          " ns recomputed, limit ", limit_ns, " ns")),
       remat_compute_ns_(remat_compute_ns),
       limit_ns_(limit_ns) {}
 

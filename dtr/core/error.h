@@ -99,19 +99,19 @@ std::string concat(const Args&... args) {
 }  // namespace dtr
 
 /// Checks a condition on caller input; throws dtr::InvalidArgument.
-#define DTR_CHECK(cond, ...)                                          \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define DTR_CHECK(cond, ...)                                            \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
       throw ::dtr::InvalidArgument(::dtr::detail::concat(__VA_ARGS__)); \
-    }                                                                 \
+    }                                                                   \
   } while (0)
 
 /// Checks an internal invariant; throws dtr::InternalError (never aborts).
-#define DTR_ASSERT(cond, ...)                                            \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      throw ::dtr::InternalError(::dtr::detail::concat(                  \
-          "internal error at " __FILE__ ":", __LINE__,                   \
-          ": " #cond " " __VA_OPT__(, ) __VA_ARGS__));                   \
-    }                                                                    \
+#define DTR_ASSERT(cond, ...)                                                \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      throw ::dtr::InternalError(                                            \
+          ::dtr::detail::concat("internal error at " __FILE__ ":", __LINE__, \
+                                ": " #cond " " __VA_OPT__(, ) __VA_ARGS__)); \
+    }                                                                        \
   } while (0)

@@ -15,7 +15,8 @@ namespace dtr {
 using TensorId = std::uint32_t;
 using StorageId = std::uint32_t;
 using OpId = std::uint32_t;
-inline constexpr std::uint32_t kNoId = std::numeric_limits<std::uint32_t>::max();
+inline constexpr std::uint32_t kNoId =
+    std::numeric_limits<std::uint32_t>::max();
 
 // Note [Graph arena]
 // The small per-record lists (inputs, outputs, consumers, a storage's
@@ -29,21 +30,21 @@ struct Op {
   explicit Op(std::pmr::memory_resource* arena)
       : name(arena), inputs(arena), outputs(arena) {}
   std::pmr::string name;
-  std::int64_t cost_ns = 0;          ///< measured or modelled compute time
-  std::int64_t total_bytes = 0;      ///< sum of the non-alias output sizes
+  std::int64_t cost_ns = 0;            ///< measured or modelled compute time
+  std::int64_t total_bytes = 0;        ///< sum of the non-alias output sizes
   std::pmr::vector<TensorId> inputs;   ///< in argument order (may repeat)
   std::pmr::vector<TensorId> outputs;  ///< in result order (consecutive ids)
-  bool constant = false;             ///< a nullary op nothing can recompute
-  bool dead = false;                 ///< recycled: on the graph's free list
+  bool constant = false;               ///< a nullary op nothing can recompute
+  bool dead = false;                   ///< recycled: on the graph's free list
 };
 
 /// One tensor (a value, or a view of another value's storage).
 struct Tensor {
   explicit Tensor(std::pmr::memory_resource* arena) : consumers(arena) {}
   OpId op = kNoId;
-  std::uint32_t index = 0;           ///< position among op's outputs
+  std::uint32_t index = 0;  ///< position among op's outputs
   StorageId storage = kNoId;
-  std::int64_t bytes = 0;            ///< 0 for aliases
+  std::int64_t bytes = 0;  ///< 0 for aliases
   bool is_alias = false;
   bool defined = false;              ///< storage resident and view rebuilt
   std::uint32_t ext_refs = 0;        ///< handles the program holds
@@ -56,22 +57,22 @@ struct Tensor {
 struct Storage {
   explicit Storage(std::pmr::memory_resource* arena) : tensors(arena) {}
   std::int64_t bytes = 0;
-  std::int64_t compute_ns = 0;       ///< cost of the unique ops of `tensors`
+  std::int64_t compute_ns = 0;         ///< cost of the unique ops of `tensors`
   std::pmr::vector<TensorId> tensors;  ///< tensors[0] is the root
-  std::uint32_t locks = 0;           ///< internal: pending computations
-  std::uint32_t ext_refs = 0;        ///< sum of the tensors' ext_refs
-  std::uint32_t forgotten = 0;       ///< how many of `tensors` are forgotten
-  std::int64_t last_access = 0;      ///< clock of the last use (staleness)
-  std::uint32_t pool_slot = kNoId;   ///< position in the eviction pool
-  std::uint64_t pool_seq = 0;        ///< insertion number in the pool
-  bool resident = false;             ///< buffer resident
-  bool pinned = false;               ///< permanently locked
-  bool constant = false;             ///< cannot be recomputed
-  bool banished = false;             ///< freed for good (banish policy)
-  bool banish_pending = false;       ///< waiting for evicted dependents
-  bool computed = false;             ///< has been resident at least once
-  bool evict_on_unlock = false;      ///< released while locked (eager)
-  bool dead = false;                 ///< recycled: on the graph's free list
+  std::uint32_t locks = 0;             ///< internal: pending computations
+  std::uint32_t ext_refs = 0;          ///< sum of the tensors' ext_refs
+  std::uint32_t forgotten = 0;         ///< how many of `tensors` are forgotten
+  std::int64_t last_access = 0;        ///< clock of the last use (staleness)
+  std::uint32_t pool_slot = kNoId;     ///< position in the eviction pool
+  std::uint64_t pool_seq = 0;          ///< insertion number in the pool
+  bool resident = false;               ///< buffer resident
+  bool pinned = false;                 ///< permanently locked
+  bool constant = false;               ///< cannot be recomputed
+  bool banished = false;               ///< freed for good (banish policy)
+  bool banish_pending = false;         ///< waiting for evicted dependents
+  bool computed = false;               ///< has been resident at least once
+  bool evict_on_unlock = false;        ///< released while locked (eager)
+  bool dead = false;                   ///< recycled: on the graph's free list
 };
 
 /// Owner of all graph records; ids index the vectors. Dead ids are reused

@@ -1,6 +1,5 @@
 #include "dtr/core/heuristic.h"
 
-
 #include "dtr/core/error.h"
 #include "dtr/core/heuristics/dtr.h"
 #include "dtr/core/heuristics/dtr_eq.h"
@@ -12,8 +11,7 @@
 
 namespace dtr {
 
-double Heuristic::cost_density_wide(std::int64_t compute_ns,
-                                    std::int64_t bytes,
+double Heuristic::cost_density_wide(std::int64_t compute_ns, std::int64_t bytes,
                                     std::int64_t staleness) {
   // The product is exact in long double up to 2^64, so the quotient is
   // rounded (almost always) like the reference's int/int true division.
@@ -24,7 +22,8 @@ double Heuristic::cost_density_wide(std::int64_t compute_ns,
 }
 
 StorageId Heuristic::choose(const ChooseContext& ctx) {
-  return scan_pool(ctx, [&](StorageId s) { return score(ctx.graph, s, ctx.now); });
+  return scan_pool(ctx,
+                   [&](StorageId s) { return score(ctx.graph, s, ctx.now); });
 }
 
 std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
@@ -37,7 +36,8 @@ std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
   if (name == "msps") return std::make_unique<MspsHeuristic>();
   if (name == "random") return std::make_unique<RandomHeuristic>(seed);
   std::string known;
-  for (const auto& n : heuristic_names()) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& n : heuristic_names())
+    known += (known.empty() ? "" : ", ") + n;
   throw InvalidArgument("[heuristic] unknown heuristic '" + std::string(name) +
                         "' (known: " + known + ")");
 }

@@ -24,9 +24,9 @@ namespace dtr {
 struct ChooseContext {
   const Graph& graph;
   const EvictionPool& pool;
-  std::int64_t now;             ///< runtime clock (ns of simulated compute)
-  bool sample_sqrt;             ///< examine ~sqrt(n) candidates (prototype)
-  std::int64_t min_bytes;       ///< skip candidates smaller than this
+  std::int64_t now;        ///< runtime clock (ns of simulated compute)
+  bool sample_sqrt;        ///< examine ~sqrt(n) candidates (prototype)
+  std::int64_t min_bytes;  ///< skip candidates smaller than this
   std::mt19937_64& rng;
 };
 

@@ -50,8 +50,8 @@ void Runtime::check_tensor(TensorId t, const char* what) const {
   DTR_CHECK(t < graph_.tensor_count(), "[runtime] ", what,
             ": unknown tensor id ", t, " (", graph_.tensor_count(),
             " tensors)");
-  DTR_CHECK(!graph_.tensor(t).forgotten && !graph_.tensor(t).dead,
-            "[runtime] ", what, ": tensor ", t, " was forgotten");
+  DTR_CHECK(!graph_.tensor(t).forgotten && !graph_.tensor(t).dead, "[runtime] ",
+            what, ": tensor ", t, " was forgotten");
 }
 
 bool Runtime::is_defined(TensorId t) const {
@@ -66,7 +66,9 @@ double Runtime::score(StorageId s) {
   return heuristic_->score(graph_, s, stats_.clock_ns);
 }
 
-std::int64_t Runtime::evictable_bytes() const { return pool_.bytes(); }
+std::int64_t Runtime::evictable_bytes() const {
+  return pool_.bytes();
+}
 
 // ---------------------------------------------------------------------------
 // Locks and eviction
@@ -147,11 +149,11 @@ void Runtime::make_room(std::int64_t bytes) {
                         stats_.memory_bytes);
     }
     ++stats_.eviction_searches;
-    ChooseContext ctx{graph_, pool_, stats_.clock_ns, options_.sample_sqrt,
+    ChooseContext ctx{graph_,    pool_, stats_.clock_ns, options_.sample_sqrt,
                       min_bytes, rng_};
     StorageId victim = heuristic_->choose(ctx);
-    DTR_ASSERT(victim != kNoId && pool_.contains(graph_, victim),
-               "heuristic ", heuristic_->name(), " chose no pool member");
+    DTR_ASSERT(victim != kNoId && pool_.contains(graph_, victim), "heuristic ",
+               heuristic_->name(), " chose no pool member");
     evict(victim, /*eager=*/false);
   }
 }
@@ -263,8 +265,8 @@ void Runtime::run_frames(TensorId t, bool remat) {
 std::string Runtime::remat_context(std::size_t depth) const {
   const TensorId t = frames_.back().tensor;
   const OpId op = graph_.tensor(t).op;
-  std::string where = detail::concat("tensor ", t, " (op '",
-                                     graph_.op(op).name, "', op ", op, ")");
+  std::string where = detail::concat("tensor ", t, " (op '", graph_.op(op).name,
+                                     "', op ", op, ")");
   const TensorId wanted = frames_[depth].tensor;
   if (wanted != t) {
     where += detail::concat(", needed for tensor ", wanted, " (op '",
@@ -283,9 +285,9 @@ std::exception_ptr Runtime::with_context(std::exception_ptr error,
   try {
     std::rethrow_exception(error);
   } catch (const OutOfMemory& e) {
-    return std::make_exception_ptr(OutOfMemory(
-        e, detail::concat(e.what(), " (while rematerializing ",
-                          remat_context(depth), ")")));
+    return std::make_exception_ptr(
+        OutOfMemory(e, detail::concat(e.what(), " (while rematerializing ",
+                                      remat_context(depth), ")")));
   } catch (...) {
     return error;
   }
@@ -396,8 +398,7 @@ OpId Runtime::record_call(std::string_view name,
                           std::span<const TensorId> inputs,
                           std::span<const OutputSpec> outputs,
                           std::int64_t cost_ns, bool constant) {
-  DTR_CHECK(cost_ns >= 0, "[runtime] op '", name, "': negative cost ",
-            cost_ns);
+  DTR_CHECK(cost_ns >= 0, "[runtime] op '", name, "': negative cost ", cost_ns);
   DTR_CHECK(!outputs.empty(), "[runtime] op '", name, "' has no outputs");
   for (TensorId in : inputs) {
     check_tensor(in, "call");
@@ -408,8 +409,7 @@ OpId Runtime::record_call(std::string_view name,
   std::int64_t total_bytes = 0;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const OutputSpec& o = outputs[i];
-    DTR_CHECK(o.alias_of >= -1 &&
-                  o.alias_of < static_cast<int>(inputs.size()),
+    DTR_CHECK(o.alias_of >= -1 && o.alias_of < static_cast<int>(inputs.size()),
               "[runtime] op '", name, "': output ", i, " aliases input ",
               o.alias_of, " but the op has ", inputs.size(), " inputs");
     DTR_CHECK(o.alias_of >= 0 || o.bytes >= 0, "[runtime] op '", name,
@@ -427,10 +427,10 @@ OpId Runtime::record_call(std::string_view name,
         total_storage_bytes_, " already)"));
   }
   if (cost_ns > kMaxTotalCostNs - total_cost_ns_) {
-    throw OverflowError(detail::concat(
-        "[runtime] op '", name, "': its cost (", cost_ns,
-        " ns) would bring the recorded ops past 2^61 ns (", total_cost_ns_,
-        " already)"));
+    throw OverflowError(
+        detail::concat("[runtime] op '", name, "': its cost (", cost_ns,
+                       " ns) would bring the recorded ops past 2^61 ns (",
+                       total_cost_ns_, " already)"));
   }
   total_cost_ns_ += cost_ns;
   const OpId op_id = graph_.add_op();
@@ -467,8 +467,8 @@ OpId Runtime::record_call(std::string_view name,
     t.bytes = t.is_alias ? 0 : o.bytes;
     Storage& st = graph_.storage(s);
     // cost(S) sums the distinct ops of S's tensors (aliasing ops included).
-    bool op_seen = !st.tensors.empty() &&
-                   graph_.tensor(st.tensors.back()).op == op_id;
+    bool op_seen =
+        !st.tensors.empty() && graph_.tensor(st.tensors.back()).op == op_id;
     st.tensors.push_back(id);
     st.ext_refs += 1;
     if (!op_seen) st.compute_ns += cost_ns;
@@ -618,8 +618,8 @@ void Runtime::pin(TensorId t) {
 void Runtime::retain(TensorId t) {
   check_tensor(t, "retain");
   Tensor& tensor = graph_.tensor(t);
-  DTR_CHECK(!graph_.storage(tensor.storage).banished, "[runtime] retain: tensor ",
-            t, " was freed for good");
+  DTR_CHECK(!graph_.storage(tensor.storage).banished,
+            "[runtime] retain: tensor ", t, " was freed for good");
   tensor.ext_refs += 1;
   graph_.storage(tensor.storage).ext_refs += 1;
   graph_.storage(tensor.storage).evict_on_unlock = false;
@@ -793,9 +793,8 @@ void Runtime::forget(TensorId t) {
             " forgotten while an op is replayed");
   check_tensor(t, "forget");
   Tensor& tensor = graph_.tensor(t);
-  DTR_CHECK(tensor.ext_refs == 0, "[runtime] forget: tensor ", t,
-            " still has ", tensor.ext_refs,
-            " external reference(s); release() them first");
+  DTR_CHECK(tensor.ext_refs == 0, "[runtime] forget: tensor ", t, " still has ",
+            tensor.ext_refs, " external reference(s); release() them first");
   const StorageId s = tensor.storage;
   Storage& st = graph_.storage(s);
   DTR_CHECK(st.locks == 0, "[runtime] forget: tensor ", t,
@@ -912,9 +911,9 @@ void Runtime::check_invariants() const {
   DTR_ASSERT(resident == stats_.memory_bytes, "memory accounting: resident ",
              resident, " != counted ", stats_.memory_bytes);
   DTR_ASSERT(frames_.empty() && arena_.empty(), "frames left behind");
-  DTR_ASSERT(graph_.live_storage_count() == graph_.storage_count() -
-                                                dead_storages,
-             "live storage count mismatch");
+  DTR_ASSERT(
+      graph_.live_storage_count() == graph_.storage_count() - dead_storages,
+      "live storage count mismatch");
   check_edges();
 }
 
@@ -931,8 +930,8 @@ void Runtime::check_edges() const {
       DTR_ASSERT(!graph_.tensor(t).dead, "op ", o, " reads recycled ", t);
     }
     for (TensorId t : op.outputs) {
-      DTR_ASSERT(!graph_.tensor(t).dead && graph_.tensor(t).op == o, "op ",
-                 o, " writes recycled or foreign tensor ", t);
+      DTR_ASSERT(!graph_.tensor(t).dead && graph_.tensor(t).op == o, "op ", o,
+                 " writes recycled or foreign tensor ", t);
     }
   }
   for (TensorId t = 0; t < graph_.tensor_count(); ++t) {
@@ -946,14 +945,13 @@ void Runtime::check_edges() const {
     DTR_ASSERT(!graph_.op(tensor.op).dead, "tensor ", t,
                " refers to a recycled op");
     for (OpId c : tensor.consumers) {
-      DTR_ASSERT(!graph_.op(c).dead, "tensor ", t, " read by recycled op ",
-                 c);
+      DTR_ASSERT(!graph_.op(c).dead, "tensor ", t, " read by recycled op ", c);
     }
   }
-  DTR_ASSERT(graph_.live_op_count() == graph_.op_count() - dead_ops &&
-                 graph_.live_tensor_count() ==
-                     graph_.tensor_count() - dead_tensors,
-             "live record counts mismatch");
+  DTR_ASSERT(
+      graph_.live_op_count() == graph_.op_count() - dead_ops &&
+          graph_.live_tensor_count() == graph_.tensor_count() - dead_tensors,
+      "live record counts mismatch");
 }
 
 }  // namespace dtr

@@ -70,8 +70,7 @@ class Runtime {
 
   /// Adds a resident constant of `bytes` (weights, inputs): pinned, one
   /// external reference. May evict to make room; throws OutOfMemory.
-  TensorId add_constant(std::int64_t bytes,
-                        std::string_view name = "constant");
+  TensorId add_constant(std::int64_t bytes, std::string_view name = "constant");
 
   /// Records and performs an operator call: makes its inputs resident
   /// (recomputing evicted ones), evicts until the outputs fit, then charges
@@ -84,9 +83,9 @@ class Runtime {
   /// names the tensor being recomputed. The returned ids (the op's
   /// outputs, consecutive) stay valid until forget() (see there).
   std::span<const TensorId> call(std::string_view name,
-                             std::span<const TensorId> inputs,
-                             std::span<const OutputSpec> outputs,
-                             std::int64_t cost_ns);
+                                 std::span<const TensorId> inputs,
+                                 std::span<const OutputSpec> outputs,
+                                 std::int64_t cost_ns);
 
   /// Two-phase form for frameworks that learn output sizes only by running
   /// the op: begin_call makes `inputs` resident and locks them; the caller
@@ -205,12 +204,12 @@ class Runtime {
   RuntimeStats stats_;
   std::mt19937_64 rng_;
   std::vector<Frame> frames_;
-  std::vector<TensorId> arena_;        // parents of the frames, see Frame
+  std::vector<TensorId> arena_;  // parents of the frames, see Frame
   std::vector<StorageId> scratch_;
-  std::vector<OpId> dead_ops_;          // collect's work list
+  std::vector<OpId> dead_ops_;            // collect's work list
   std::int64_t total_storage_bytes_ = 0;  // live storages; for the mean size
   std::int64_t total_cost_ns_ = 0;        // recorded live ops (a bound)
-  bool busy_ = false;                   // guards against re-entry
+  bool busy_ = false;                     // guards against re-entry
 };
 
 }  // namespace dtr

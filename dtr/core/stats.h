@@ -10,19 +10,19 @@ struct RuntimeStats {
   /// does, keeps every access time positive, so an LRU score of 0 (which
   /// ends a search early) never occurs.
   std::int64_t clock_ns = 1;
-  std::int64_t model_compute_ns = 0;    ///< first computations
-  std::int64_t remat_compute_ns = 0;    ///< recomputations
-  std::int64_t memory_bytes = 0;        ///< resident storage bytes now
-  std::int64_t peak_bytes = 0;          ///< maximum of memory_bytes
-  std::int64_t constant_bytes = 0;      ///< bytes of constants added
-  std::int64_t bottleneck_bytes = 0;    ///< largest outputs + inputs of an op
-  std::uint64_t ops = 0;                ///< operator calls recorded
-  std::uint64_t remat_ops = 0;          ///< operator replays
-  std::uint64_t evictions = 0;          ///< chosen by the heuristic
-  std::uint64_t eager_evictions = 0;    ///< on release (eager policy)
-  std::uint64_t banishments = 0;        ///< freed for good (banish policy)
-  std::uint64_t forgotten_storages = 0; ///< freed for good by forget()
-  std::uint64_t eviction_searches = 0;  ///< calls into Heuristic::choose
+  std::int64_t model_compute_ns = 0;     ///< first computations
+  std::int64_t remat_compute_ns = 0;     ///< recomputations
+  std::int64_t memory_bytes = 0;         ///< resident storage bytes now
+  std::int64_t peak_bytes = 0;           ///< maximum of memory_bytes
+  std::int64_t constant_bytes = 0;       ///< bytes of constants added
+  std::int64_t bottleneck_bytes = 0;     ///< largest outputs + inputs of an op
+  std::uint64_t ops = 0;                 ///< operator calls recorded
+  std::uint64_t remat_ops = 0;           ///< operator replays
+  std::uint64_t evictions = 0;           ///< chosen by the heuristic
+  std::uint64_t eager_evictions = 0;     ///< on release (eager policy)
+  std::uint64_t banishments = 0;         ///< freed for good (banish policy)
+  std::uint64_t forgotten_storages = 0;  ///< freed for good by forget()
+  std::uint64_t eviction_searches = 0;   ///< calls into Heuristic::choose
 };
 
 }  // namespace dtr

@@ -103,8 +103,8 @@ void build_treelstm(const ModelOptions& o, trace::TraceWriter& out) {
   // Trees grow about 1.6x per level: depth 26 gives some 10^5 to 10^6
   // nodes (the recursion below is only `depth` deep).
   DTR_CHECK(o.depth >= 2 && o.depth <= kMaxTreeDepth,
-            "[model treelstm] depth must be in [2, ", kMaxTreeDepth,
-            "], got ", o.depth);
+            "[model treelstm] depth must be in [2, ", kMaxTreeDepth, "], got ",
+            o.depth);
   DTR_CHECK(o.width >= 2, "[model treelstm] width must be >= 2, got ", o.width);
   const std::int64_t hidden = o.width;
   const std::int64_t input = o.width / 2;

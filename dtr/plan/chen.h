@@ -20,8 +20,8 @@ std::vector<NodeId> forward_articulation_points(const StaticGraph& g);
 /// Walks the forward nodes in order, adding `bytes` (or 1 per node when
 /// `count_nodes`) since the last checkpoint, and checkpoints the next
 /// articulation point once the sum reaches `segment` (Chen's Algorithm 3).
-std::vector<bool> chen_checkpoints(const StaticGraph& g,
-                                   std::int64_t segment, bool count_nodes);
+std::vector<bool> chen_checkpoints(const StaticGraph& g, std::int64_t segment,
+                                   bool count_nodes);
 
 /// The plan that keeps `checkpoints` (a flag per node) as described above.
 StagePlan chen_plan(const StaticGraph& g, const std::vector<bool>& checkpoints);

@@ -223,8 +223,8 @@ MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
         if (last && g.outputs[i]) continue;  // never freed: FREE = 0
         int f = b.add_binary();
         freed.push_back({f, mem(g.nodes[i].bytes)});
-        frees.push_back({f, static_cast<std::uint32_t>(t), i,
-                         static_cast<NodeId>(k)});
+        frees.push_back(
+            {f, static_cast<std::uint32_t>(t), i, static_cast<NodeId>(k)});
         // h = 1 - R[t][k] + S[t+1][i] + sum_{j in users(i), k < j <= t}
         // R[t][j]; constraints FREE + h >= 1 and kappa FREE + h <= kappa.
         cols = {f, R[t][k]};
@@ -281,9 +281,9 @@ MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
   out.has_solution = true;
   out.status = proven_optimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
   out.objective_ns = Cbc_getObjValue(m) * cost_unit;
-  out.lower_bound_ns =
-      proven_optimal ? out.objective_ns
-                     : Cbc_getBestPossibleObjValue(m) * cost_unit;
+  out.lower_bound_ns = proven_optimal
+                           ? out.objective_ns
+                           : Cbc_getBestPossibleObjValue(m) * cost_unit;
   out.plan.R.assign(n, std::vector<bool>(n, false));
   out.plan.S.assign(n, std::vector<bool>(n, false));
   out.S.assign(n, std::vector<double>(n, 0.0));

@@ -33,17 +33,18 @@ struct MilpSolution {
   /// or kTimeLimit (no solution when the limit came).
   PlanStatus status = PlanStatus::kInfeasible;
   bool has_solution = false;
-  StagePlan plan;                       ///< R and S rounded at 0.5
-  std::vector<std::vector<double>> S;   ///< the solver's S values
-  double objective_ns = 0;              ///< the solution's compute
-  double lower_bound_ns = 0;            ///< the solver's bound
+  StagePlan plan;                      ///< R and S rounded at 0.5
+  std::vector<std::vector<double>> S;  ///< the solver's S values
+  double objective_ns = 0;             ///< the solution's compute
+  double lower_bound_ns = 0;           ///< the solver's bound
   std::string message;
 };
 
 /// Builds and solves the model (with DTR_MILP_LOG set in the environment,
-/// CBC prints its log on stdout: for debugging, it spoils --json). Throws dtr::InvalidArgument if the graph
-/// has more than kMaxMilpNodes nodes or the budget is negative. The time
-/// limit is CBC's (wall clock); a model is built in O(n * edges).
+/// CBC prints its log on stdout: for debugging, it spoils --json). Throws
+/// dtr::InvalidArgument if the graph has more than kMaxMilpNodes nodes or the
+/// budget is negative. The time limit is CBC's (wall clock); a model is built
+/// in O(n * edges).
 MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& options);
 
 }  // namespace dtr::plan

@@ -16,26 +16,32 @@ namespace dtr::plan {
 
 std::string_view to_string(PlanStatus status) {
   switch (status) {
-    case PlanStatus::kOptimal: return "optimal";
-    case PlanStatus::kFeasible: return "feasible";
-    case PlanStatus::kInfeasible: return "infeasible";
-    case PlanStatus::kTimeLimit: return "time-limit";
-    case PlanStatus::kOverBudget: return "over-budget";
-    case PlanStatus::kUnsupported: return "unsupported";
+    case PlanStatus::kOptimal:
+      return "optimal";
+    case PlanStatus::kFeasible:
+      return "feasible";
+    case PlanStatus::kInfeasible:
+      return "infeasible";
+    case PlanStatus::kTimeLimit:
+      return "time-limit";
+    case PlanStatus::kOverBudget:
+      return "over-budget";
+    case PlanStatus::kUnsupported:
+      return "unsupported";
   }
   return "?";
 }
 
 const std::vector<std::string>& planner_names() {
-  static const std::vector<std::string> kNames{
-      "milp", "lp-round", "chen-sqrtn", "chen-greedy", "revolve",
-      "checkpoint-all"};
+  static const std::vector<std::string> kNames{"milp",       "lp-round",
+                                               "chen-sqrtn", "chen-greedy",
+                                               "revolve",    "checkpoint-all"};
   return kNames;
 }
 
 bool PlanResult::consistent() const {
-  bool claims = status == PlanStatus::kOptimal ||
-                status == PlanStatus::kFeasible;
+  bool claims =
+      status == PlanStatus::kOptimal || status == PlanStatus::kFeasible;
   if (!claims) return true;
   return validation.ok && runtime.ok &&
          validation.peak_bytes == runtime.peak_bytes &&
@@ -103,8 +109,7 @@ void plan_fixed(const StaticGraph& g, const StagePlan& p, PlanResult& r) {
   take(r, check(g, p, r.budget_bytes));
 }
 
-void offer_chen_greedy(const StaticGraph& g, std::int64_t budget,
-                       Best& best) {
+void offer_chen_greedy(const StaticGraph& g, std::int64_t budget, Best& best) {
   for (std::int64_t segment : chen_greedy_segments(g)) {
     best.offer(check(g, chen_plan(g, chen_checkpoints(g, segment, false)),
                      budget, "chen-greedy"));
@@ -165,15 +170,15 @@ void plan_milp(const StaticGraph& g, const PlanConfig& config, PlanResult& r,
                bool round) {
   std::optional<Candidate> start;
   if (!round) start = best_fixed_plan(g, config.budget_bytes);
-  MilpSolution s = solve_checkmate(
-      g, {.budget_bytes = config.budget_bytes,
-          .time_limit_s = config.time_limit_s,
-          .relax = round,
-          .start = start ? &start->plan : nullptr});
+  MilpSolution s =
+      solve_checkmate(g, {.budget_bytes = config.budget_bytes,
+                          .time_limit_s = config.time_limit_s,
+                          .relax = round,
+                          .start = start ? &start->plan : nullptr});
   r.message = s.message;
   if (start) {
-    r.message += std::string(r.message.empty() ? "" : "; ") +
-                 "started from " + start->planner + " (" +
+    r.message += std::string(r.message.empty() ? "" : "; ") + "started from " +
+                 start->planner + " (" +
                  std::to_string(start->validation.compute_ns) + " ns)";
   }
   r.lower_bound_ns = s.lower_bound_ns + g.fixed_cost_ns;
@@ -188,8 +193,8 @@ void plan_milp(const StaticGraph& g, const PlanConfig& config, PlanResult& r,
   }
   Best best;
   for (double threshold : lp_round_thresholds()) {
-    best.offer(check(g, round_stage_plan(g, s.S, threshold),
-                     config.budget_bytes));
+    best.offer(
+        check(g, round_stage_plan(g, s.S, threshold), config.budget_bytes));
   }
   take(r, std::move(best.get()));
 }
@@ -201,8 +206,8 @@ void check_planner_name(const std::string& name) {
   if (std::find(names.begin(), names.end(), name) != names.end()) return;
   std::string known;
   for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-  throw InvalidArgument("[plan] unknown planner '" + name + "' (known: " +
-                        known + ")");
+  throw InvalidArgument("[plan] unknown planner '" + name +
+                        "' (known: " + known + ")");
 }
 
 PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
@@ -234,9 +239,9 @@ PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
   } else {
     check_planner_name(name);
   }
-  r.solve_s = std::chrono::duration<double>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
+  r.solve_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   bool claims = r.status == PlanStatus::kOptimal ||
                 r.status == PlanStatus::kFeasible ||
                 r.status == PlanStatus::kOverBudget;

@@ -20,12 +20,12 @@
 namespace dtr::plan {
 
 enum class PlanStatus : std::uint8_t {
-  kOptimal,     ///< proven least compute within the budget (milp)
-  kFeasible,    ///< a schedule within the budget; milp: `gap` says how far
-  kInfeasible,  ///< milp: proven that no schedule fits the budget
-  kTimeLimit,   ///< milp: the limit came before any schedule was found
-  kOverBudget,  ///< a fixed-rule planner's best schedule exceeds the budget
-  kUnsupported, ///< the planner does not apply to this graph (revolve)
+  kOptimal,      ///< proven least compute within the budget (milp)
+  kFeasible,     ///< a schedule within the budget; milp: `gap` says how far
+  kInfeasible,   ///< milp: proven that no schedule fits the budget
+  kTimeLimit,    ///< milp: the limit came before any schedule was found
+  kOverBudget,   ///< a fixed-rule planner's best schedule exceeds the budget
+  kUnsupported,  ///< the planner does not apply to this graph (revolve)
 };
 std::string_view to_string(PlanStatus status);
 
@@ -48,8 +48,8 @@ struct PlanResult {
   /// compute; 0 for the other planners.
   double lower_bound_ns = 0;
   double gap = 0;
-  double solve_s = 0;           ///< wall time of the planner
-  std::string message;          ///< solver detail, or why no schedule
+  double solve_s = 0;   ///< wall time of the planner
+  std::string message;  ///< solver detail, or why no schedule
   /// True when a schedule exists and both checks accept it, or when no
   /// schedule was claimed. A false here is a bug in the planner.
   bool consistent() const;

@@ -70,9 +70,9 @@ std::optional<std::vector<NodeId>> forward_chain(const StaticGraph& g,
     for (NodeId d : g.nodes[i].deps) {
       if (!g.nodes[d].backward) forward_deps.push_back(d);
     }
-    bool ok = chain.empty() ? forward_deps.empty()
-                            : forward_deps.size() == 1 &&
-                                  forward_deps[0] == chain.back();
+    bool ok = chain.empty()
+                  ? forward_deps.empty()
+                  : forward_deps.size() == 1 && forward_deps[0] == chain.back();
     if (!ok) {
       if (why) {
         *why = "the forward pass is not a chain: node " + std::to_string(i) +

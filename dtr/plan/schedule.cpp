@@ -24,7 +24,8 @@ std::string step_problem(const StaticGraph& g, const ScheduleStep& s,
            " does not exist (" + std::to_string(g.size()) + " nodes)";
   }
   if (s.kind == StepKind::kFree) {
-    if (!resident[s.node]) return at(k, s.node, g) + " is freed but not resident";
+    if (!resident[s.node])
+      return at(k, s.node, g) + " is freed but not resident";
     return {};
   }
   if (resident[s.node]) return at(k, s.node, g) + " is computed while resident";
@@ -111,8 +112,8 @@ Validation validate_schedule(const StaticGraph& g, const Schedule& schedule,
   };
   if (memory > budget_bytes) {
     return fail("the constants alone (" + std::to_string(memory) +
-                " bytes) exceed the budget of " +
-                std::to_string(budget_bytes) + " bytes");
+                " bytes) exceed the budget of " + std::to_string(budget_bytes) +
+                " bytes");
   }
   for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
     const ScheduleStep& s = schedule.steps[k];

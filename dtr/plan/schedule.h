@@ -45,9 +45,9 @@ Schedule trace_order_schedule(const trace::Program& program,
 /// What executing a schedule showed.
 struct Validation {
   bool ok = false;
-  std::string problem;            ///< why not ok: step, node, bytes
-  std::int64_t peak_bytes = 0;    ///< constants included
-  std::int64_t compute_ns = 0;    ///< every computation, fixed cost included
+  std::string problem;          ///< why not ok: step, node, bytes
+  std::int64_t peak_bytes = 0;  ///< constants included
+  std::int64_t compute_ns = 0;  ///< every computation, fixed cost included
   std::uint64_t computations = 0;
 };
 
@@ -55,8 +55,7 @@ struct Validation {
 /// node is computed at least once, never computed while resident, reads
 /// only resident nodes, frees only resident ones, the peak stays within
 /// `budget_bytes`, and every output is resident at the end. O(steps + edges).
-Validation validate_schedule(const StaticGraph& graph,
-                             const Schedule& schedule,
+Validation validate_schedule(const StaticGraph& graph, const Schedule& schedule,
                              std::int64_t budget_bytes);
 
 /// Executes `schedule` on a dtr::Runtime with `budget_bytes` (eager policy:

@@ -54,8 +54,8 @@ StagePlan plan_with_keep_rule(
     std::vector<bool>& next = p.S[t + 1];
     for (NodeId i = 0; i <= t; ++i) {
       bool in_memory = p.R[t][i] || p.S[t][i];
-      next[i] = in_memory && (g.outputs[i] || read_after(g, i, t)) &&
-                keep(i, t);
+      next[i] =
+          in_memory && (g.outputs[i] || read_after(g, i, t)) && keep(i, t);
     }
   }
   return p;

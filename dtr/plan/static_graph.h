@@ -31,12 +31,12 @@ using NodeId = std::uint32_t;
 inline constexpr NodeId kNoNode = static_cast<NodeId>(-1);
 
 struct Node {
-  std::string name;            ///< the operator's name
-  std::int64_t cost_ns = 0;    ///< its cost plus the views folded into it
-  std::int64_t bytes = 0;      ///< bytes of the storages it creates
-  std::vector<NodeId> deps;    ///< nodes it reads: sorted, unique, earlier
-  std::uint32_t op = 0;        ///< index of the operator in the Program
-  bool backward = false;       ///< in the backward pass of the trace
+  std::string name;          ///< the operator's name
+  std::int64_t cost_ns = 0;  ///< its cost plus the views folded into it
+  std::int64_t bytes = 0;    ///< bytes of the storages it creates
+  std::vector<NodeId> deps;  ///< nodes it reads: sorted, unique, earlier
+  std::uint32_t op = 0;      ///< index of the operator in the Program
+  bool backward = false;     ///< in the backward pass of the trace
 };
 
 struct StaticGraph {
@@ -45,8 +45,8 @@ struct StaticGraph {
   std::vector<bool> outputs;               ///< must be resident at the end
   /// The node owning each program value's storage (kNoNode: a constant).
   std::vector<NodeId> value_node;
-  std::int64_t constant_bytes = 0;         ///< resident for the whole run
-  std::int64_t fixed_cost_ns = 0;          ///< views of constants
+  std::int64_t constant_bytes = 0;  ///< resident for the whole run
+  std::int64_t fixed_cost_ns = 0;   ///< views of constants
   std::size_t size() const { return nodes.size(); }
   /// Compute of one evaluation of every node, plus fixed_cost_ns: the
   /// compute of a schedule that never recomputes (the trace's own compute).

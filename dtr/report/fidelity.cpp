@@ -20,7 +20,8 @@ std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> out;
   std::string cell;
   std::string_view trimmed(line);
-  while (!trimmed.empty() && (trimmed.back() == '\r' || trimmed.back() == '\n')) {
+  while (!trimmed.empty() &&
+         (trimmed.back() == '\r' || trimmed.back() == '\n')) {
     trimmed.remove_suffix(1);
   }
   std::istringstream in{std::string(trimmed)};
@@ -68,8 +69,8 @@ std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
       try {
         return std::stod(s);
       } catch (const std::exception&) {
-        throw InvalidArgument("[" + path + ":" + std::to_string(number) +
-                              "] " + name + " is not a number: '" + s + "'");
+        throw InvalidArgument("[" + path + ":" + std::to_string(number) + "] " +
+                              name + " is not a number: '" + s + "'");
       }
     };
     // A whole number of bytes or ns that fits an int64 (the conversion of
@@ -77,9 +78,9 @@ std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
     auto whole = [&](const char* name) -> std::int64_t {
       double v = num(name);
       if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
-        throw InvalidArgument("[" + path + ":" + std::to_string(number) +
-                              "] " + name + " does not fit in 64 bits: '" +
-                              get(name) + "'");
+        throw InvalidArgument("[" + path + ":" + std::to_string(number) + "] " +
+                              name + " does not fit in 64 bits: '" + get(name) +
+                              "'");
       }
       return static_cast<std::int64_t>(v);
     };

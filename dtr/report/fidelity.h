@@ -16,8 +16,8 @@ struct ReferenceRow {
   double budget_ratio = 0;
   std::int64_t budget_bytes = 0;
   std::int64_t baseline_peak_bytes = 0;
-  std::string status;     ///< ok / oom / thrash / timeout
-  double overhead = 0;    ///< valid when status == ok
+  std::string status;   ///< ok / oom / thrash / timeout
+  double overhead = 0;  ///< valid when status == ok
   std::int64_t model_compute_ns = 0, remat_compute_ns = 0;
   std::int64_t evictions = 0, eager_evictions = 0, peak_bytes = 0;
   std::int64_t trace_ops = 0;
@@ -31,8 +31,8 @@ struct FidelityCell {
   ReferenceRow reference;
   sim::SimResult ours;
   bool same_budget = false;
-  bool agrees = false;            ///< same outcome, overhead within tolerance
-  double overhead_diff = 0;       ///< relative, when both ok
+  bool agrees = false;       ///< same outcome, overhead within tolerance
+  double overhead_diff = 0;  ///< relative, when both ok
 };
 
 /// Runs each reference row's configuration on the trace found in

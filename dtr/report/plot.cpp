@@ -21,7 +21,8 @@ std::string quote_gnuplot(const std::string& s) {
 
 std::string quote_shell(const std::string& s) {
   std::string out = "'";
-  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  for (char c : s)
+    out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
@@ -82,8 +83,7 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     << "set object 2 rect from " << constant_share + bottleneck_share
     << ", graph 0 to " << constant_share
     << ", graph 1 fc rgb '#808080' fs transparent solid 0.15 noborder\n"
-    << "set label 2 'largest op' at "
-    << constant_share + bottleneck_share / 2
+    << "set label 2 'largest op' at " << constant_share + bottleneck_share / 2
     << ", graph 0.90 center font ',9'\n";
   if (names.empty()) {
     g << "plot 1/0 notitle\n";
@@ -91,8 +91,8 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     g << "plot ";
     for (std::size_t i = 0; i < names.size(); ++i) {
       g << (i ? ", " : "") << quote_gnuplot(dat.string()) << " index " << i
-        << " using 1:2 with linespoints lw 2 pt " << (i % 12) + 1
-        << " title " << quote_gnuplot(names[i]);
+        << " using 1:2 with linespoints lw 2 pt " << (i % 12) + 1 << " title "
+        << quote_gnuplot(names[i]);
     }
     g << "\n";
   }
@@ -106,8 +106,7 @@ bool plot_overhead_curves(const PlotRequest& request, std::string* error) {
     }
     return false;
   }
-  std::string command =
-      "gnuplot " + quote_shell(gp.string()) + " 2>/dev/null";
+  std::string command = "gnuplot " + quote_shell(gp.string()) + " 2>/dev/null";
   int status = std::system(command.c_str());
   std::error_code ec;
   bool drawn = status == 0 && fs::is_regular_file(png, ec) &&

@@ -2,8 +2,8 @@
 /// Overhead-versus-budget plots in the layout of the paper's Figure 2: one
 /// line per heuristic, x = budget ratio, y = compute overhead; shaded: the
 /// share of the baseline peak taken by constants, and beside it the largest
-/// single op's working set (no budget below both can work). Drawn by gnuplot (Debian's
-/// gnuplot-nox), which the sweep runs on a generated script.
+/// single op's working set (no budget below both can work). Drawn by gnuplot
+/// (Debian's gnuplot-nox), which the sweep runs on a generated script.
 #include <string>
 #include <vector>
 
@@ -15,7 +15,8 @@ struct PlotRequest {
   std::string title;
   std::string png_path;
   double thrash_limit = 2.0;
-  std::vector<sim::SimResult> results;  ///< any order; failed runs are not drawn
+  std::vector<sim::SimResult>
+      results;  ///< any order; failed runs are not drawn
 };
 
 /// Writes PNG_PATH plus the .dat and .gp files beside it and runs gnuplot.

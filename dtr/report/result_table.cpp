@@ -6,16 +6,32 @@
 namespace dtr::report {
 
 const std::vector<std::string>& result_columns() {
-  static const std::vector<std::string> columns = {
-      "trace", "heuristic", "policy", "budget_ratio", "budget_bytes",
-      "baseline_peak_bytes", "baseline_compute_ns", "baseline_constant_bytes",
-      "baseline_bottleneck_bytes", "model_compute_ns", "remat_compute_ns", "overhead", "peak_bytes",
-      "evictions", "eager_evictions", "banishments", "remats",
-      "metadata_accesses", "status", "trace_ops", "sim_wall_ns"};
+  static const std::vector<std::string> columns = {"trace",
+                                                   "heuristic",
+                                                   "policy",
+                                                   "budget_ratio",
+                                                   "budget_bytes",
+                                                   "baseline_peak_bytes",
+                                                   "baseline_compute_ns",
+                                                   "baseline_constant_bytes",
+                                                   "baseline_bottleneck_bytes",
+                                                   "model_compute_ns",
+                                                   "remat_compute_ns",
+                                                   "overhead",
+                                                   "peak_bytes",
+                                                   "evictions",
+                                                   "eager_evictions",
+                                                   "banishments",
+                                                   "remats",
+                                                   "metadata_accesses",
+                                                   "status",
+                                                   "trace_ops",
+                                                   "sim_wall_ns"};
   return columns;
 }
 
-nlohmann::json result_to_json(const std::string& trace, const sim::SimResult& r) {
+nlohmann::json result_to_json(const std::string& trace,
+                              const sim::SimResult& r) {
   nlohmann::ordered_json j;
   j["trace"] = trace;
   j["heuristic"] = r.heuristic;
@@ -48,7 +64,8 @@ std::string result_csv_header() {
   return out;
 }
 
-std::string result_to_csv_row(const std::string& trace, const sim::SimResult& r) {
+std::string result_to_csv_row(const std::string& trace,
+                              const sim::SimResult& r) {
   std::ostringstream o;
   o.precision(10);
   // Trace names are file stems; quote them (RFC 4180) in case they hold a
@@ -56,14 +73,14 @@ std::string result_to_csv_row(const std::string& trace, const sim::SimResult& r)
   std::string quoted = trace;
   if (quoted.find_first_of(",\"\r\n") != std::string::npos) {
     std::string q = "\"";
-    for (char c : quoted) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+    for (char c : quoted)
+      q += (c == '"') ? std::string("\"\"") : std::string(1, c);
     quoted = q + "\"";
   }
   o << quoted << ',' << r.heuristic << ',' << to_string(r.policy) << ','
-    << r.budget_ratio << ',' << r.budget_bytes << ','
-    << r.baseline.peak_bytes << ',' << r.baseline.compute_ns << ','
-    << r.baseline.constant_bytes << ',' << r.baseline.bottleneck_bytes << ','
-    << r.model_compute_ns << ','
+    << r.budget_ratio << ',' << r.budget_bytes << ',' << r.baseline.peak_bytes
+    << ',' << r.baseline.compute_ns << ',' << r.baseline.constant_bytes << ','
+    << r.baseline.bottleneck_bytes << ',' << r.model_compute_ns << ','
     << r.remat_compute_ns << ',' << r.overhead << ',' << r.peak_bytes << ','
     << r.evictions << ',' << r.eager_evictions << ',' << r.banishments << ','
     << r.remats << ',' << r.metadata_accesses << ',' << to_string(r.status)

@@ -2,9 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "dtr/core/error.h"
 #include "dtr/models/model_registry.h"
@@ -70,7 +69,8 @@ NamedProgram load_model(const std::string& spec) {
 
 NamedProgram load_program(const std::string& spec) {
   if (spec.rfind(kModelPrefix, 0) == 0) return load_model(spec);
-  return {std::filesystem::path(spec).stem().string(), trace::read_trace_file(spec)};
+  return {std::filesystem::path(spec).stem().string(),
+          trace::read_trace_file(spec)};
 }
 
 std::vector<std::string> expand_program_specs(
@@ -100,9 +100,8 @@ std::vector<std::string> expand_program_specs(
         throw InvalidArgument("[" + a + "] every model needs a \"log\" file");
       }
       std::string log = m["log"].get<std::string>();
-      specs.push_back(log.rfind(kModelPrefix, 0) == 0
-                          ? log
-                          : (dir / log).string());
+      specs.push_back(log.rfind(kModelPrefix, 0) == 0 ? log
+                                                      : (dir / log).string());
     }
   }
   return specs;

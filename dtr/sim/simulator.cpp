@@ -11,9 +11,12 @@ namespace dtr::sim {
 
 std::string_view to_string(SimStatus status) {
   switch (status) {
-    case SimStatus::kOk: return "ok";
-    case SimStatus::kOom: return "oom";
-    case SimStatus::kThrash: return "thrash";
+    case SimStatus::kOk:
+      return "ok";
+    case SimStatus::kOom:
+      return "oom";
+    case SimStatus::kThrash:
+      return "thrash";
   }
   return "?";
 }
@@ -55,9 +58,15 @@ void replay(const trace::Program& program, Runtime& rt) {
         }
         break;
       }
-      case trace::StepKind::kRetain: rt.retain(tensor_of[step.index]); break;
-      case trace::StepKind::kRelease: rt.release(tensor_of[step.index]); break;
-      case trace::StepKind::kPin: rt.pin(tensor_of[step.index]); break;
+      case trace::StepKind::kRetain:
+        rt.retain(tensor_of[step.index]);
+        break;
+      case trace::StepKind::kRelease:
+        rt.release(tensor_of[step.index]);
+        break;
+      case trace::StepKind::kPin:
+        rt.pin(tensor_of[step.index]);
+        break;
     }
   }
 }
@@ -86,7 +95,8 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.baseline = baseline;
   r.trace_ops = program.trace_ops();
   if (config.budget_ratio) {
-    r.budget_bytes = budget_for_ratio(*config.budget_ratio, baseline.peak_bytes);
+    r.budget_bytes =
+        budget_for_ratio(*config.budget_ratio, baseline.peak_bytes);
   } else {
     DTR_CHECK(config.budget_bytes.has_value(),
               "[sim] give a budget ratio or a budget in bytes");
@@ -107,9 +117,8 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   options.ignore_small = config.ignore_small;
   options.seed = config.seed;
   double limit = double(baseline.compute_ns) * (config.thrash_limit - 1.0);
-  options.remat_limit_ns = std::isfinite(limit)
-                               ? static_cast<std::int64_t>(std::floor(limit))
-                               : -1;
+  options.remat_limit_ns =
+      std::isfinite(limit) ? static_cast<std::int64_t>(std::floor(limit)) : -1;
   Runtime rt(options, make_heuristic(config.heuristic, config.seed));
 
   auto start = std::chrono::steady_clock::now();

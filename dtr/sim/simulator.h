@@ -14,7 +14,7 @@
 namespace dtr::sim {
 
 struct Baseline {
-  std::int64_t peak_bytes = 0;        ///< includes constants
+  std::int64_t peak_bytes = 0;  ///< includes constants
   std::int64_t compute_ns = 0;
   std::int64_t constant_bytes = 0;
   std::int64_t bottleneck_bytes = 0;  ///< largest single-op working set
@@ -26,7 +26,7 @@ struct SimConfig {
   /// Exactly one of the two budgets is used; the ratio wins if both are set.
   std::optional<double> budget_ratio;
   std::optional<std::int64_t> budget_bytes;
-  double thrash_limit = 2.0;          ///< overhead at which a run gives up
+  double thrash_limit = 2.0;  ///< overhead at which a run gives up
   bool sample_sqrt = false;
   bool ignore_small = false;
   std::uint64_t seed = 0;
@@ -39,21 +39,21 @@ struct SimResult {
   SimStatus status = SimStatus::kOk;
   std::string heuristic;
   DeallocPolicy policy = DeallocPolicy::kEager;
-  double budget_ratio = 0;            ///< budget / baseline peak
+  double budget_ratio = 0;  ///< budget / baseline peak
   std::int64_t budget_bytes = 0;
   Baseline baseline;
   std::int64_t model_compute_ns = 0;
   std::int64_t remat_compute_ns = 0;
-  double overhead = 0;                ///< (model + remat) / model
+  double overhead = 0;  ///< (model + remat) / model
   std::int64_t peak_bytes = 0;
-  std::uint64_t evictions = 0;        ///< chosen by the heuristic
+  std::uint64_t evictions = 0;  ///< chosen by the heuristic
   std::uint64_t eager_evictions = 0;
   std::uint64_t banishments = 0;
-  std::uint64_t remats = 0;           ///< operator replays
+  std::uint64_t remats = 0;  ///< operator replays
   std::uint64_t metadata_accesses = 0;
   std::int64_t sim_wall_ns = 0;
   std::size_t trace_ops = 0;
-  std::string message;                ///< why a run failed
+  std::string message;  ///< why a run failed
 };
 
 /// The unbounded run; throws dtr::Error if the program is inconsistent.

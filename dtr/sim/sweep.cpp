@@ -10,10 +10,9 @@
 
 namespace dtr::sim {
 
-SweepOutput run_sweep(
-    const SweepRequest& request,
-    const std::function<void(const SweepCell&, std::size_t, std::size_t)>&
-        progress) {
+SweepOutput run_sweep(const SweepRequest& request,
+                      const std::function<void(const SweepCell&, std::size_t,
+                                               std::size_t)>& progress) {
   DTR_CHECK(!request.ratios.empty(), "[sweep] no budget ratios");
   DTR_CHECK(!request.heuristics.empty(), "[sweep] no heuristics");
   for (const auto& h : request.heuristics) make_heuristic(h);  // validates
@@ -72,9 +71,9 @@ SweepOutput run_sweep(
     config.policy = request.policy;
     config.budget_ratio = t.ratio;
     config.thrash_limit = request.thrash_limit;
-    SweepCell cell{programs[t.program].name,
-                   simulate(programs[t.program].program,
-                            baselines[t.program], config)};
+    SweepCell cell{
+        programs[t.program].name,
+        simulate(programs[t.program].program, baselines[t.program], config)};
     std::lock_guard<std::mutex> lock(mutex);
     out.cells[i] = std::move(cell);
     ++done;

@@ -11,12 +11,12 @@
 namespace dtr::sim {
 
 struct SweepRequest {
-  std::vector<std::string> specs;       ///< see expand_program_specs
+  std::vector<std::string> specs;  ///< see expand_program_specs
   std::vector<double> ratios;
   std::vector<std::string> heuristics;
   DeallocPolicy policy = DeallocPolicy::kEager;
   double thrash_limit = 2.0;
-  int threads = 1;                      ///< >= 1
+  int threads = 1;  ///< >= 1
 };
 
 struct SweepCell {
@@ -26,14 +26,14 @@ struct SweepCell {
 
 /// One program of the grid.
 struct SweepProgram {
-  std::string name;                     ///< as in SweepCell::trace
+  std::string name;  ///< as in SweepCell::trace
   std::size_t trace_ops = 0;
 };
 
 struct SweepOutput {
-  std::vector<SweepCell> cells;         ///< in grid order
-  std::vector<SweepProgram> programs;   ///< in the order of the specs
-  SweepRequest request;                 ///< what was run (specs expanded)
+  std::vector<SweepCell> cells;        ///< in grid order
+  std::vector<SweepProgram> programs;  ///< in the order of the specs
+  SweepRequest request;                ///< what was run (specs expanded)
 };
 
 /// `progress` (optional) is called under a lock after each cell. Throws

@@ -1,9 +1,8 @@
 // The public C++ API (dtr_torch.h): thin forwarding to the Context.
-#include "dtr/torch/dtr_torch.h"
-
 #include <sstream>
 
 #include "dtr/torch/checkpoint_context.h"
+#include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/trace_recording.h"
 
 namespace dtr::pt {
@@ -16,7 +15,8 @@ void check_parameters(const torch::nn::Module& module) {
   for (const auto& p : module.parameters()) {
     DTR_CHECK(p.device().is_cpu() && p.layout() == at::kStrided,
               "[dtr] checkpoint(module): parameter is not a dense CPU "
-              "tensor: ", p.toString());
+              "tensor: ",
+              p.toString());
   }
 }
 }  // namespace module_detail
@@ -25,7 +25,9 @@ at::Tensor decheckpoint(const at::Tensor& t) {
   return Context::get().decheckpoint(t);
 }
 
-bool is_checkpoint(const at::Tensor& t) { return as_checkpoint(t) != nullptr; }
+bool is_checkpoint(const at::Tensor& t) {
+  return as_checkpoint(t) != nullptr;
+}
 
 std::int64_t set_budget(std::int64_t bytes, BudgetScope scope) {
   return Context::get().set_budget(bytes, scope);
@@ -35,19 +37,33 @@ std::uint64_t push_budget(std::int64_t bytes, BudgetScope scope) {
   return Context::get().push_budget(bytes, scope);
 }
 
-void pop_budget(std::uint64_t token) { Context::get().pop_budget(token); }
+void pop_budget(std::uint64_t token) {
+  Context::get().pop_budget(token);
+}
 
-std::int64_t budget() { return Context::get().budget(); }
+std::int64_t budget() {
+  return Context::get().budget();
+}
 
-BudgetScope budget_scope() { return Context::get().budget_scope(); }
+BudgetScope budget_scope() {
+  return Context::get().budget_scope();
+}
 
-void set_cost_model(CostModel model) { Context::get().set_cost_model(model); }
+void set_cost_model(CostModel model) {
+  Context::get().set_cost_model(model);
+}
 
-Stats stats() { return Context::get().stats(); }
+Stats stats() {
+  return Context::get().stats();
+}
 
-void reset_peak() { Context::get().reset_peak(); }
+void reset_peak() {
+  Context::get().reset_peak();
+}
 
-void evict_all() { Context::get().evict_all(); }
+void evict_all() {
+  Context::get().evict_all();
+}
 
 std::string to_string(const Stats& s) {
   std::ostringstream out;
@@ -55,9 +71,9 @@ std::string to_string(const Stats& s) {
       << " dtr_peak_bytes=" << s.dtr_peak_bytes
       << " allocator_bytes=" << s.allocator_bytes
       << " allocator_peak_bytes=" << s.allocator_peak_bytes
-      << " outside_bytes=" << s.outside_bytes
-      << " held_bytes=" << s.held_bytes << " ops=" << s.ops
-      << " remat_ops=" << s.remat_ops << " evictions=" << s.evictions
+      << " outside_bytes=" << s.outside_bytes << " held_bytes=" << s.held_bytes
+      << " ops=" << s.ops << " remat_ops=" << s.remat_ops
+      << " evictions=" << s.evictions
       << " eager_evictions=" << s.eager_evictions
       << " lineage_cuts=" << s.lineage_cuts << " escapes=" << s.escapes
       << " remat_compute_ns=" << s.remat_compute_ns
@@ -76,6 +92,8 @@ TraceRecording::TraceRecording(std::ostream& out)
   Context::get().set_recorder(recorder_.get());
 }
 
-TraceRecording::~TraceRecording() { Context::get().set_recorder(nullptr); }
+TraceRecording::~TraceRecording() {
+  Context::get().set_recorder(nullptr);
+}
 
 }  // namespace dtr::pt

@@ -59,8 +59,9 @@ std::uint64_t Context::push_budget(std::int64_t bytes, BudgetScope scope) {
 
 void Context::pop_budget(std::uint64_t token) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  auto it = std::find_if(budget_blocks_.begin(), budget_blocks_.end(),
-                         [&](const BudgetBlock& b) { return b.token == token; });
+  auto it =
+      std::find_if(budget_blocks_.begin(), budget_blocks_.end(),
+                   [&](const BudgetBlock& b) { return b.token == token; });
   DTR_CHECK(it != budget_blocks_.end(), "[dtr] budget: block ", token,
             " is not active (ended twice?)");
   budget_blocks_.erase(it);

@@ -26,7 +26,7 @@ const char* heuristic_from_env() {
 
 Context& Context::get() {
   static Context* context = new Context();  // never destroyed: tensors
-  return *context;  // may die during static destruction
+  return *context;                          // may die during static destruction
 }
 
 Context::Context()
@@ -158,9 +158,8 @@ void Context::make_room_hook(std::int64_t pending, std::int64_t bytes) {
   std::lock_guard<std::recursive_mutex> lock(c.mutex_);
   c.sync_process_budget(pending);
   c.explained([&] { c.runtime_.make_room(pending + bytes); });
-  c.dtr_peak_bytes_ = std::max(c.dtr_peak_bytes_,
-                               c.runtime_.stats().memory_bytes + pending +
-                                   bytes);
+  c.dtr_peak_bytes_ = std::max(
+      c.dtr_peak_bytes_, c.runtime_.stats().memory_bytes + pending + bytes);
 }
 
 // Plain allocations evict only under a process budget, and never from
@@ -188,23 +187,23 @@ std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
   for (const Cell* c : cells_) {
     if (c == nullptr || !c->held) continue;
     const StorageId s = g.tensor(c->id).storage;
-    if (seen.insert(s).second && g.storage(s).resident) held += g.storage(s).bytes;
+    if (seen.insert(s).second && g.storage(s).resident)
+      held += g.storage(s).bytes;
   }
   // The runtime threw with nothing evictable left: what is in use now
   // cannot go, and the operator still needs `needed` on top of it.
   const std::int64_t unevictable = e.used_bytes();
   const std::int64_t floor = unevictable + e.needed_bytes();
-  const std::int64_t outside =
-      budget_scope_ == BudgetScope::kProcess
-          ? limit_bytes_ - e.budget_bytes()
-          : 0;
+  const std::int64_t outside = budget_scope_ == BudgetScope::kProcess
+                                   ? limit_bytes_ - e.budget_bytes()
+                                   : 0;
   std::ostringstream out;
   out << "[dtr] out of memory" << (current_op_ ? " in " : "")
       << (current_op_ ? *current_op_ : std::string()) << ": the budget of "
       << (budget_scope_ == BudgetScope::kProcess ? limit_bytes_
                                                  : e.budget_bytes())
-      << " bytes is below this program's floor of at least "
-      << floor + outside << " bytes (" << e.needed_bytes()
+      << " bytes is below this program's floor of at least " << floor + outside
+      << " bytes (" << e.needed_bytes()
       << " for this operator's outputs and temporaries, " << held
       << " held: values the program keeps, optimizer state and inputs, "
       << std::max<std::int64_t>(unevictable - held, 0)
@@ -220,8 +219,7 @@ std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
 }
 
 void Context::note_peak() {
-  dtr_peak_bytes_ =
-      std::max(dtr_peak_bytes_, runtime_.stats().memory_bytes);
+  dtr_peak_bytes_ = std::max(dtr_peak_bytes_, runtime_.stats().memory_bytes);
 }
 
 at::Tensor Context::wrap_constant(const at::Tensor& t) {

@@ -15,10 +15,10 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <iostream>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -148,8 +148,8 @@ class Context final : public Executor {
   Slots collect_slots(const std::vector<c10::IValue>& args,
                       const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
-                 const std::vector<c10::IValue>& args,
-                 const MutationPlan& plan, Slots& slots);
+                 const std::vector<c10::IValue>& args, const MutationPlan& plan,
+                 Slots& slots);
   void classify_results(const c10::FunctionSchema& schema,
                         const std::string& name,
                         const std::vector<c10::IValue>& args,
@@ -201,8 +201,7 @@ class Context final : public Executor {
   void note_peak();
   std::int64_t cost_of(std::int64_t elapsed_ns, std::int64_t bytes) const;
   static void make_room_hook(std::int64_t pending, std::int64_t bytes);
-  static void outside_allocation_hook(std::int64_t pending,
-                                      std::int64_t bytes);
+  static void outside_allocation_hook(std::int64_t pending, std::int64_t bytes);
   void sync_process_budget(std::int64_t pending);
   // budget.cpp
   struct BudgetBlock {
@@ -262,12 +261,12 @@ class Context final : public Executor {
   const std::string* current_op_ = nullptr;  // for out-of-memory messages
   TraceRecorder* recorder_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
-  bool debug_ = false;  // DTR_DEBUG=1: one line per kernel call
+  bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
   std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
       watched_;
   std::size_t watched_sweep_at_ = 64;
-  struct BackwardState {  // per thread: Note [Lineage cut]
+  struct BackwardState {      // per thread: Note [Lineage cut]
     bool cut_queued = false;  // a lineage cut waits for backward's end
     std::uint64_t generation = 0;
     int nested = 0;  // Note [Nested backward passes]
@@ -276,8 +275,7 @@ class Context final : public Executor {
   std::unordered_map<std::thread::id, BackwardState> backward_;
   void queue_cut();
   // Autograd nodes watch_parameters_of() walked (weak: see there).
-  std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
-      walked_;
+  std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>> walked_;
   std::size_t walked_sweep_at_ = 1024;
 };
 

@@ -1,15 +1,19 @@
 #include "dtr/torch/checkpoint_tensor.h"
 
+#include <algorithm>
+
 #include "dtr/core/error.h"
 #include "dtr/torch/checkpoint_context.h"
 
-#include <algorithm>
-
 namespace dtr::pt {
 
-Cell::~Cell() { Context::get().on_cell_dead(*this); }
+Cell::~Cell() {
+  Context::get().on_cell_dead(*this);
+}
 
-Remat::~Remat() { Context::get().on_remat_dead(*this); }
+Remat::~Remat() {
+  Context::get().on_remat_dead(*this);
+}
 
 // Handles come and go on any thread (a tensor dies wherever its last
 // reference goes); the counts they keep are read under the context's lock.
@@ -19,7 +23,9 @@ Handle::Handle(std::shared_ptr<Cell> c) : cell(std::move(c)) {
   cell->handle_list.push_back(this);
 }
 
-Handle::~Handle() { reset(nullptr); }
+Handle::~Handle() {
+  reset(nullptr);
+}
 
 void Handle::reset(std::shared_ptr<Cell> c) {
   std::lock_guard<std::recursive_mutex> lock(Context::get().mutex());
@@ -52,15 +58,13 @@ CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle)
 
 CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle,
                                            caffe2::TypeMeta dtype)
-    : c10::TensorImpl(wrapper_keys(), dtype,
-                      c10::Device(c10::DeviceType::CPU)),
+    : c10::TensorImpl(wrapper_keys(), dtype, c10::Device(c10::DeviceType::CPU)),
       handle_(std::move(handle)) {
   set_storage_access_should_throw();
 }
 
 void CheckpointTensorImpl::refresh_metadata(const at::Tensor& value) {
-  set_sizes_and_strides(value.sizes(), value.strides(),
-                        value.storage_offset());
+  set_sizes_and_strides(value.sizes(), value.strides(), value.storage_offset());
 }
 
 c10::intrusive_ptr<c10::TensorImpl>

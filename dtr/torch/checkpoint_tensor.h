@@ -29,12 +29,12 @@ struct Handle;
 
 struct Cell : std::enable_shared_from_this<Cell> {
   TensorId id = kNoId;
-  at::Tensor value;              ///< undefined while evicted
-  std::shared_ptr<Remat> remat;  ///< null: cannot be recomputed (held)
-  int handles = 0;               ///< Handles pointing here (program refs)
+  at::Tensor value;                  ///< undefined while evicted
+  std::shared_ptr<Remat> remat;      ///< null: cannot be recomputed (held)
+  int handles = 0;                   ///< Handles pointing here (program refs)
   std::vector<Handle*> handle_list;  ///< those Handles (for rebinding)
-  bool held = false;             ///< locked in the runtime until death
-  bool core_ref = true;          ///< still owns its runtime external ref
+  bool held = false;                 ///< locked in the runtime until death
+  bool core_ref = true;              ///< still owns its runtime external ref
   /// For values in a buffer the program reaches without DTR (Note
   /// [Program-visible buffers]): a tensor given to checkpoint() and its
   /// views (that tensor, detached: same buffer and version counter), or a
@@ -57,10 +57,10 @@ struct Remat {
   std::vector<int> cow_slots;  ///< slots cloned before the op (in-place)
   /// Per flattened tensor result: index into `outputs`, or -1 (ignored).
   std::vector<int> result_map;
-  std::vector<TensorId> outputs;  ///< runtime ids (cells may be dead)
+  std::vector<TensorId> outputs;   ///< runtime ids (cells may be dead)
   std::vector<int> stripped_args;  ///< hidden mutations passed as None
-  at::Generator generator;  ///< for random ops: the generator used
-  at::Tensor rng_state;     ///< its state before the op
+  at::Generator generator;         ///< for random ops: the generator used
+  at::Tensor rng_state;            ///< its state before the op
   std::vector<const c10::StorageImpl*> captured;  ///< plain storages read
   /// Plain tensors read, with their version counter at capture: a replay
   /// refuses to run if one was written since (Note [Stale plain inputs]).
@@ -91,8 +91,7 @@ class CheckpointTensorImpl final : public c10::TensorImpl {
   explicit CheckpointTensorImpl(std::shared_ptr<Handle> handle);
   /// A shallow copy: metadata comes from copy_tensor_metadata, since the
   /// value may be evicted.
-  CheckpointTensorImpl(std::shared_ptr<Handle> handle,
-                       caffe2::TypeMeta dtype);
+  CheckpointTensorImpl(std::shared_ptr<Handle> handle, caffe2::TypeMeta dtype);
   const std::shared_ptr<Handle>& handle() const { return handle_; }
   /// Copies sizes/strides/offset from a resident value (after COW).
   void refresh_metadata(const at::Tensor& value);
@@ -107,8 +106,8 @@ class CheckpointTensorImpl final : public c10::TensorImpl {
   c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
       c10::VariableVersion&& version_counter,
       bool allow_tensor_metadata_change) const override;
-  void shallow_copy_from(const c10::intrusive_ptr<c10::TensorImpl>& impl)
-      override;
+  void shallow_copy_from(
+      const c10::intrusive_ptr<c10::TensorImpl>& impl) override;
   const char* tensorimpl_type_name() const override {
     return "CheckpointTensorImpl";
   }

@@ -43,8 +43,8 @@ inline std::vector<at::Tensor> checkpoint_argument(
   return out;
 }
 template <typename T>
-  requires(!std::convertible_to<const T&, const at::Tensor&>)
-decltype(auto) checkpoint_argument(T&& value) {
+requires(!std::convertible_to<const T&, const at::Tensor&>) decltype(auto)
+    checkpoint_argument(T&& value) {
   return std::forward<T>(value);
 }
 }  // namespace module_detail
@@ -79,9 +79,8 @@ class CheckpointedModule {
 /// Wraps `module` (see the top of this file). The module is shared, not
 /// copied: a ModuleHolder is a shared pointer.
 template <typename Holder>
-  requires std::derived_from<typename Holder::ContainedType,
-                             torch::nn::Module>
-CheckpointedModule<Holder> checkpoint(Holder module) {
+requires std::derived_from<typename Holder::ContainedType, torch::nn::Module>
+    CheckpointedModule<Holder> checkpoint(Holder module) {
   return CheckpointedModule<Holder>(std::move(module));
 }
 

@@ -119,6 +119,8 @@ AllocationWindow::AllocationWindow(Hook before)
   t_window = this;
 }
 
-AllocationWindow::~AllocationWindow() { t_window = previous_; }
+AllocationWindow::~AllocationWindow() {
+  t_window = previous_;
+}
 
 }  // namespace dtr::pt

@@ -27,8 +27,8 @@ void Context::dump(std::ostream& out) {
     const CellCounts n = count_cells(st);
     out << "storage " << s << " bytes=" << st.bytes << " locks=" << st.locks
         << " ext_refs=" << st.ext_refs << " live_cells=" << n.live
-        << " held=" << n.held << " handles=" << n.handles << " op="
-        << g.op(g.tensor(st.tensors[0]).op).name << "\n";
+        << " held=" << n.held << " handles=" << n.handles
+        << " op=" << g.op(g.tensor(st.tensors[0]).op).name << "\n";
   }
 }
 

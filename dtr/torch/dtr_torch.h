@@ -16,12 +16,11 @@
 /// serialized); their values share one pool and one budget.
 #include <ATen/ATen.h>
 
-#include "dtr/core/error.h"
-#include "dtr/core/limits.h"
-
 #include <cstdint>
 #include <string>
 
+#include "dtr/core/error.h"
+#include "dtr/core/limits.h"
 
 namespace dtr::pt {
 
@@ -86,17 +85,17 @@ void set_cost_model(CostModel model);
 
 struct Stats {
   std::int64_t budget_bytes = 0;
-  std::int64_t dtr_bytes = 0;       ///< resident storage under DTR control
-  std::int64_t dtr_peak_bytes = 0;  ///< its peak since reset_peak()
-  std::int64_t allocator_bytes = 0;       ///< every live CPU allocation
+  std::int64_t dtr_bytes = 0;        ///< resident storage under DTR control
+  std::int64_t dtr_peak_bytes = 0;   ///< its peak since reset_peak()
+  std::int64_t allocator_bytes = 0;  ///< every live CPU allocation
   std::int64_t allocator_peak_bytes = 0;  ///< its peak since reset_peak()
-  std::int64_t outside_bytes = 0;  ///< allocator_bytes - dtr_bytes now
-  std::int64_t held_bytes = 0;     ///< unevictable: inputs, grads, state
-  std::uint64_t ops = 0;           ///< operator calls through the kernel
-  std::uint64_t remat_ops = 0;     ///< replays
-  std::uint64_t evictions = 0;     ///< chosen by the heuristic
-  std::uint64_t eager_evictions = 0;  ///< last handle dropped
-  std::uint64_t lineage_cuts = 0;  ///< see Note [Lineage cut]
+  std::int64_t outside_bytes = 0;         ///< allocator_bytes - dtr_bytes now
+  std::int64_t held_bytes = 0;            ///< unevictable: inputs, grads, state
+  std::uint64_t ops = 0;                  ///< operator calls through the kernel
+  std::uint64_t remat_ops = 0;            ///< replays
+  std::uint64_t evictions = 0;            ///< chosen by the heuristic
+  std::uint64_t eager_evictions = 0;      ///< last handle dropped
+  std::uint64_t lineage_cuts = 0;         ///< see Note [Lineage cut]
   /// In-place writes of checkpointed values into plain tensors with grad
   /// mode on: memory escaping DTR (a warning names each operator once).
   std::uint64_t escapes = 0;

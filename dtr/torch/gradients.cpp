@@ -24,8 +24,7 @@ struct CheckpointFunction
     return Context::get().wrap_constant(t);
   }
   static torch::autograd::variable_list backward(
-      torch::autograd::AutogradContext*,
-      torch::autograd::variable_list grads) {
+      torch::autograd::AutogradContext*, torch::autograd::variable_list grads) {
     at::Tensor& g = grads[0];
     if (as_checkpoint(g) != nullptr && !g.requires_grad()) {
       g = Context::get().take_plain(g);
@@ -98,7 +97,8 @@ void Context::watch_parameters_of(const at::Tensor& t) {
     auto it = walked_.find(node.get());
     if (it != walked_.end() && it->second.lock() == node) continue;
     walked_.insert_or_assign(node.get(), node);
-    if (auto* acc = dynamic_cast<torch::autograd::AccumulateGrad*>(node.get())) {
+    if (auto* acc =
+            dynamic_cast<torch::autograd::AccumulateGrad*>(node.get())) {
       watch_parameter(acc->variable);
       continue;
     }

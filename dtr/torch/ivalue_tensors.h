@@ -3,8 +3,8 @@
 /// a Tensor, the elements of a Tensor[] or of a Tensor?[] (other lists are
 /// left alone). The kernel numbers these "slots" when it runs an operator
 /// and the replay walks them in the same order, so both must use these.
-#include <ATen/core/ivalue.h>
 #include <ATen/core/List.h>
+#include <ATen/core/ivalue.h>
 
 #include <cstddef>
 

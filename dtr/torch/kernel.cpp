@@ -3,17 +3,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "dtr/core/error.h"
 #include "dtr/torch/call_guard.h"
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/ivalue_tensors.h"
-#include "dtr/torch/plain_tensors.h"
 #include "dtr/torch/op_rules.h"
+#include "dtr/torch/plain_tensors.h"
 
 namespace dtr::pt {
 
@@ -24,8 +24,6 @@ std::int64_t now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-
 
 RngCapture capture_rng(const c10::FunctionSchema& schema,
                        const std::vector<c10::IValue>& args) {
@@ -173,8 +171,7 @@ Slots Context::collect_slots(const std::vector<c10::IValue>& args,
 
 // Step 2: the operator on plain values, below autograd, with every
 // allocation making room in the budget first.
-Outputs Context::run_op(const c10::OperatorHandle& op,
-                        torch::jit::Stack* stack,
+Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                         const std::vector<c10::IValue>& args,
                         const MutationPlan& plan, Slots& slots) {
   Outputs out;
@@ -231,8 +228,8 @@ void Context::classify_results(const c10::FunctionSchema& schema,
           break;
         }
       }
-      DTR_ASSERT(out.inplace_arg[r] >= 0,
-                 "no argument for in-place result of ", name);
+      DTR_ASSERT(out.inplace_arg[r] >= 0, "no argument for in-place result of ",
+                 name);
     }
     for_each_tensor(out.results[r], [&](const at::Tensor& v) {
       const int j = out.inplace_arg[r];

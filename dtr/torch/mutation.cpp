@@ -7,8 +7,8 @@
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/ivalue_tensors.h"
-#include "dtr/torch/plain_tensors.h"
 #include "dtr/torch/op_rules.h"
+#include "dtr/torch/plain_tensors.h"
 
 namespace dtr::pt {
 
@@ -37,9 +37,9 @@ MutationPlan Context::plan_mutations(const c10::FunctionSchema& schema,
         plan_write(name, t, false, kListElement, plan);
       });
     } else {
-      throw UnsupportedOperator(detail::concat(
-          "[dtr] ", name, ": mutated argument '", formals[i].name(),
-          "' is not a tensor"));
+      throw UnsupportedOperator(
+          detail::concat("[dtr] ", name, ": mutated argument '",
+                         formals[i].name(), "' is not a tensor"));
     }
   }
   // A copy-on-write candidate in an op that must run in place: its old
@@ -133,12 +133,12 @@ bool Context::lineage_reads_storage(TensorId member) const {
 
 // How a write into `cell` (the value behind `wrapper`) is carried out.
 // extra_refs: references to the cell held by the caller.
-Context::Mutation Context::classify(const at::Tensor& wrapper,
-                                    const Cell& cell, int extra_refs) const {
+Context::Mutation Context::classify(const at::Tensor& wrapper, const Cell& cell,
+                                    int extra_refs) const {
   const Graph& g = runtime_.graph();
   const dtr::Tensor& t = g.tensor(cell.id);
   const Storage& st = g.storage(t.storage);
-  bool siblings = false;      // other live values in this storage
+  bool siblings = false;       // other live values in this storage
   bool program_views = false;  // of which the program holds some
   for (TensorId other : st.tensors) {
     if (other == cell.id || other >= cells_.size() || cells_[other] == nullptr)
@@ -298,10 +298,10 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
       c->held = true;
       if (debug_) {
         const Graph& g = runtime_.graph();
-        std::fprintf(stderr, "[dtr]   cut holds x%u (%s, %lld bytes)\n",
-                     c->id, g.op(g.tensor(c->id).op).name.c_str(),
-                     static_cast<long long>(
-                         g.storage(g.tensor(c->id).storage).bytes));
+        std::fprintf(
+            stderr, "[dtr]   cut holds x%u (%s, %lld bytes)\n", c->id,
+            g.op(g.tensor(c->id).op).name.c_str(),
+            static_cast<long long>(g.storage(g.tensor(c->id).storage).bytes));
       }
     }
   }

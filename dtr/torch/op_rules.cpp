@@ -26,10 +26,10 @@ bool is_write(const c10::Argument& a) {
 // from the default generator are listed by name.
 bool is_random(const c10::FunctionSchema& schema) {
   static const std::unordered_set<std::string> kNames = {
-      "aten::native_dropout", "aten::rand_like",   "aten::randn_like",
-      "aten::randint_like",   "aten::bernoulli",   "aten::bernoulli_",
-      "aten::normal",         "aten::normal_",     "aten::uniform_",
-      "aten::multinomial",    "aten::poisson",     "aten::exponential_",
+      "aten::native_dropout", "aten::rand_like",       "aten::randn_like",
+      "aten::randint_like",   "aten::bernoulli",       "aten::bernoulli_",
+      "aten::normal",         "aten::normal_",         "aten::uniform_",
+      "aten::multinomial",    "aten::poisson",         "aten::exponential_",
       "aten::random_",        "aten::rrelu_with_noise"};
   if (kNames.count(schema.name()) != 0) return true;
   for (const auto& a : schema.arguments()) {
@@ -41,7 +41,7 @@ bool is_random(const c10::FunctionSchema& schema) {
 void check_supported(const c10::FunctionSchema& schema,
                      const std::string& name) {
   static const std::unordered_set<std::string> kUnsupported = {
-      "aten::set_", "aten::resize_", "aten::resize_as_",
+      "aten::set_",          "aten::resize_",       "aten::resize_as_",
       "aten::record_stream", "aten::share_memory_", "aten::_coalesced_"};
   if (kUnsupported.count(schema.name()) != 0) {
     throw UnsupportedOperator(detail::concat(

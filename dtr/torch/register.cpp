@@ -35,8 +35,8 @@ void kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 // decompose for both.
 bool needs_kernel(const c10::OperatorHandle& op) {
   const bool cpu = op.hasKernelForDispatchKey(c10::DispatchKey::CPU);
-  const bool implicit = op.hasKernelForDispatchKey(
-      c10::DispatchKey::CompositeImplicitAutograd);
+  const bool implicit =
+      op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
   const bool explicit_composite =
       op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
       op.hasKernelForDispatchKey(
@@ -49,9 +49,9 @@ struct Overrides {
   Overrides() {
     install_counting_allocator();
     Context::get();
-    library = std::make_unique<torch::Library>(
-        torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1,
-        __FILE__, __LINE__);
+    library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
+                                               c10::DispatchKey::PrivateUse1,
+                                               __FILE__, __LINE__);
     auto& dispatcher = c10::Dispatcher::singleton();
     for (const auto& name : dispatcher.getAllOpNames()) {
       if (name.name.rfind("aten::", 0) != 0) continue;
@@ -78,16 +78,21 @@ Overrides& overrides() {
 [[maybe_unused]] const bool kRegistered = (overrides(), true);
 
 // Python surface (torch.ops.dtr.*), used by python/dtr.
-at::Tensor op_checkpoint(const at::Tensor& t) { return checkpoint(t); }
-at::Tensor op_decheckpoint(const at::Tensor& t) { return decheckpoint(t); }
+at::Tensor op_checkpoint(const at::Tensor& t) {
+  return checkpoint(t);
+}
+at::Tensor op_decheckpoint(const at::Tensor& t) {
+  return decheckpoint(t);
+}
 at::Tensor op_hold_value(const at::Tensor& t) {
   return Context::get().hold_value(t);
 }
-bool op_is_checkpoint(const at::Tensor& t) { return is_checkpoint(t); }
+bool op_is_checkpoint(const at::Tensor& t) {
+  return is_checkpoint(t);
+}
 BudgetScope parse_scope(const std::string& scope) {
   DTR_CHECK(scope == "checkpointed" || scope == "process",
-              "[dtr] unknown budget scope '", scope,
-              "' (checkpointed, process)");
+            "[dtr] unknown budget scope '", scope, "' (checkpointed, process)");
   return scope == "process" ? BudgetScope::kProcess
                             : BudgetScope::kCheckpointed;
 }
@@ -103,10 +108,18 @@ void op_pop_budget(int64_t token) {
 std::string op_budget_scope() {
   return budget_scope() == BudgetScope::kProcess ? "process" : "checkpointed";
 }
-int64_t op_budget() { return budget(); }
-int64_t op_unlimited() { return kUnlimited; }
-void op_reset_peak() { reset_peak(); }
-void op_evict_all() { evict_all(); }
+int64_t op_budget() {
+  return budget();
+}
+int64_t op_unlimited() {
+  return kUnlimited;
+}
+void op_reset_peak() {
+  reset_peak();
+}
+void op_evict_all() {
+  evict_all();
+}
 void op_nested_backward(bool enter) {
   if (enter) {
     Context::get().enter_nested_backward();
@@ -114,10 +127,12 @@ void op_nested_backward(bool enter) {
     Context::get().exit_nested_backward();
   }
 }
-void op_dump() { Context::get().dump(std::cerr); }
+void op_dump() {
+  Context::get().dump(std::cerr);
+}
 void op_set_cost_model(std::string model) {
   DTR_CHECK(model == "measured" || model == "bytes",
-              "[dtr] unknown cost model '", model, "' (measured, bytes)");
+            "[dtr] unknown cost model '", model, "' (measured, bytes)");
   set_cost_model(model == "bytes" ? CostModel::kBytes : CostModel::kMeasured);
 }
 // Python's dtr.record(path): one recording at a time, into a file.
@@ -185,16 +200,14 @@ c10::Dict<std::string, int64_t> op_stats() {
 }  // namespace dtr::pt
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(
-      torch::CppFunction::makeFromBoxedFunction<&dtr::pt::kernel>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&dtr::pt::kernel>());
 }
 
 // A sparse tensor built from checkpointed indices or values (the sparse
 // gradient of nn.Embedding(sparse=True)) dispatches here: the kernel runs
 // it on the plain values and the sparse result stays a plain tensor.
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
-  m.fallback(
-      torch::CppFunction::makeFromBoxedFunction<&dtr::pt::kernel>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&dtr::pt::kernel>());
 }
 
 TORCH_LIBRARY(dtr, m) {
@@ -225,6 +238,5 @@ TORCH_LIBRARY(dtr, m) {
 
 // CPU only: on checkpointed tensors the fallback (the kernel) runs it.
 TORCH_LIBRARY_IMPL(dtr, CPU, m) {
-  m.impl("rrelu_with_noise_functional",
-         &dtr::pt::rrelu_with_noise_functional);
+  m.impl("rrelu_with_noise_functional", &dtr::pt::rrelu_with_noise_functional);
 }

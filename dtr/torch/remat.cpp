@@ -6,15 +6,12 @@
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/ivalue_tensors.h"
-#include "dtr/torch/plain_tensors.h"
 #include "dtr/torch/op_rules.h"
+#include "dtr/torch/plain_tensors.h"
 
 namespace dtr::pt {
 
 namespace {
-
-
-
 
 // Restores a generator's state when a replay ends (also on exceptions).
 struct RngSwap {
@@ -99,8 +96,8 @@ void Context::check_plain_inputs(const Remat& r,
     });
   }
   for (const auto& p : r.plain_inputs) {
-    const at::Tensor& t = p.external ? r.inputs[r.slots[p.slot]]->external
-                                     : plain_slots[p.slot];
+    const at::Tensor& t =
+        p.external ? r.inputs[r.slots[p.slot]]->external : plain_slots[p.slot];
     if (version_of(t) == p.version) continue;
     throw Error(detail::concat(
         "[dtr] cannot recompute ", op_name(r.op), ": its ",

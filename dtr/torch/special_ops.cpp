@@ -27,9 +27,8 @@ std::optional<std::vector<std::int64_t>> layout_preserving_strides(
   for (std::int64_t d = 0; d < dims; ++d) {
     if (sizes[d] != 1) order.push_back(d);
   }
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
-    return strides[a] < strides[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return strides[a] < strides[b]; });
   std::vector<std::int64_t> out(dims, 1);
   std::int64_t next = 1;
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -37,8 +36,8 @@ std::optional<std::vector<std::int64_t>> layout_preserving_strides(
     if (strides[d] == 0) return std::nullopt;
     out[d] = next;
     next *= sizes[d];
-    const bool coalesces = k + 1 == order.size() ||
-                           strides[order[k + 1]] == strides[d] * sizes[d];
+    const bool coalesces =
+        k + 1 == order.size() || strides[order[k + 1]] == strides[d] * sizes[d];
     if (!coalesces) next += 1;
   }
   if (!order.empty() && strides[order[0]] != 1) {
@@ -104,10 +103,12 @@ void Context::call_in_place_view(const c10::OperatorHandle& view,
     // The caller's tensor is not ours to reshape: only the wrapper would
     // change, silently unlike PyTorch, where the caller sees it.
     throw UnsupportedOperator(detail::concat(
-        "[dtr] ", view.schema().name(), "_: cannot change the shape of a "
+        "[dtr] ", view.schema().name(),
+        "_: cannot change the shape of a "
         "tensor given to checkpoint() (a module's input) in place; the "
         "caller's tensor would not change. Use the out-of-place view "
-        "(x = x.", view.schema().name().substr(6), "(...))"));
+        "(x = x.",
+        view.schema().name().substr(6), "(...))"));
   }
   for (auto& a : args) stack->push_back(a);
   call(view, stack);
@@ -154,8 +155,7 @@ void Context::call_unsafe_split(const c10::OperatorHandle& op,
   out.reserve(parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) {
     at::Tensor p = parts.get(i);
-    out.push_back(as_checkpoint(p) != nullptr ? layout_preserving_clone(p)
-                                              : p);
+    out.push_back(as_checkpoint(p) != nullptr ? layout_preserving_clone(p) : p);
   }
   parts = c10::List<at::Tensor>();
   stack->push_back(std::move(out));

@@ -7,7 +7,9 @@
 namespace dtr::pt {
 
 namespace {
-std::string name_of(TensorId id) { return "x" + std::to_string(id); }
+std::string name_of(TensorId id) {
+  return "x" + std::to_string(id);
+}
 }  // namespace
 
 TraceRecorder::TraceRecorder(std::ostream& out)
@@ -39,6 +41,8 @@ void TraceRecorder::call(const std::string& op,
   writer_->call(op, args, results, time_ns);
 }
 
-void TraceRecorder::release(TensorId id) { writer_->release(name_of(id)); }
+void TraceRecorder::release(TensorId id) {
+  writer_->release(name_of(id));
+}
 
 }  // namespace dtr::pt

@@ -59,8 +59,8 @@ inline void write_output(const std::string& path, std::string_view text) {
 inline void flush_stdout() {
   errno = 0;
   std::cout.flush();
-  bool lost = std::fflush(stdout) != 0 || std::ferror(stdout) != 0 ||
-              !std::cout.good();
+  bool lost =
+      std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout.good();
   if (lost) throw Error(detail::output_failure("standard output"));
 }
 

@@ -19,7 +19,7 @@ struct ProgramOp {
   std::vector<OutputSpec> outputs;  ///< sizes; alias = index into inputs
   ValueId first_output = 0;         ///< outputs are consecutive values
   bool constant = false;
-  bool backward = false;            ///< after BACKWARD or a "*backward*" op
+  bool backward = false;  ///< after BACKWARD or a "*backward*" op
 };
 
 enum class StepKind : std::uint8_t {
@@ -35,7 +35,7 @@ struct Step {
 };
 
 struct Program {
-  std::string source;             ///< file name, for messages
+  std::string source;  ///< file name, for messages
   std::vector<ProgramOp> ops;
   std::vector<Step> steps;
   std::uint32_t value_count = 0;

@@ -61,7 +61,8 @@ class Reader {
     for (;;) {
       try {
         if (held) {
-          while (next_line()) {}  // only looking for START now
+          while (next_line()) {
+          }  // only looking for START now
         } else {
           while (next_line()) step();
         }
@@ -151,8 +152,8 @@ class Reader {
       fail(index, std::string(role) + " '" + name + "' is not defined");
     }
     if (std::size_t released = slot_released_[it->second]) {
-      fail(index, std::string(role) + " '" + name +
-                      "' was released at line " + std::to_string(released));
+      fail(index, std::string(role) + " '" + name + "' was released at line " +
+                      std::to_string(released));
     }
     return slot_value_[it->second];
   }
@@ -214,8 +215,7 @@ class Reader {
 
   std::int64_t expect_memory(const std::string& name) {
     if (!next_nonblank_line()) {
-      fail(line_number_, "trace ends before the MEMORY line of '" + name +
-                             "'");
+      fail(line_number_, "trace ends before the MEMORY line of '" + name + "'");
     }
     const std::size_t index = line_number_;
     json j = parse(index);
@@ -237,8 +237,7 @@ class Reader {
 
   int expect_alias(const std::string& name, std::size_t arg_count) {
     if (!next_nonblank_line()) {
-      fail(line_number_, "trace ends before the ALIAS line of '" + name +
-                             "'");
+      fail(line_number_, "trace ends before the ALIAS line of '" + name + "'");
     }
     const std::size_t index = line_number_;
     json j = parse(index);
@@ -291,7 +290,8 @@ class Reader {
       call(index, j);
     } else if (instr == "CONSTANT") {
       std::string name = get_string(index, j, "NAME");
-      if (slot_of_.count(name)) fail(index, "name '" + name + "' is already defined");
+      if (slot_of_.count(name))
+        fail(index, "name '" + name + "' is already defined");
       ProgramOp op;
       op.name = "constant";
       op.constant = true;
@@ -344,7 +344,8 @@ class Reader {
     std::vector<std::string> args = get_names(index, j, "ARGS");
     std::vector<std::string> results = get_names(index, j, "RESULT");
     if (results.empty()) fail(index, "CALL '" + op.name + "' has no RESULT");
-    for (const auto& a : args) op.inputs.push_back(value_of(index, a, "argument"));
+    for (const auto& a : args)
+      op.inputs.push_back(value_of(index, a, "argument"));
     if (op.name.find("backward") != std::string::npos) in_backward_ = true;
     std::vector<std::int64_t> storage_bytes;
     for (const auto& r : results) {
@@ -354,8 +355,8 @@ class Reader {
       if (alias < 0) count_storage(memory_line, bytes, r);
       // An alias logs its base storage's size; it owns no bytes itself.
       op.outputs.push_back({alias >= 0 ? 0 : bytes, alias});
-      storage_bytes.push_back(
-          alias >= 0 ? storage_bytes_[op.inputs[alias]] : bytes);
+      storage_bytes.push_back(alias >= 0 ? storage_bytes_[op.inputs[alias]]
+                                         : bytes);
     }
     add_op(index, std::move(op));
     for (std::size_t i = 0; i < results.size(); ++i) {
@@ -368,7 +369,8 @@ class Reader {
     op.name = get_string(index, j, "NAME");
     op.cost_ns = get_time(index, j);
     std::vector<std::string> args = get_names(index, j, "ARGS");
-    for (const auto& a : args) op.inputs.push_back(value_of(index, a, "argument"));
+    for (const auto& a : args)
+      op.inputs.push_back(value_of(index, a, "argument"));
     auto it = j.find("MUTATE");
     if (it == j.end() || !it->is_array() || it->empty()) {
       fail(index, "MUTATE needs a non-empty list of argument indices");
@@ -409,7 +411,8 @@ class Reader {
   void copy_from(std::size_t index, const json& j) {
     std::string dst = get_string(index, j, "DST");
     ValueId old = value_of(index, dst, "COPY_FROM destination");
-    ValueId v = value_of(index, get_string(index, j, "SRC"), "COPY_FROM source");
+    ValueId v =
+        value_of(index, get_string(index, j, "SRC"), "COPY_FROM source");
     if (v == old) return;
     drop_ref(index, old, dst);
     add_ref(v);
@@ -432,17 +435,17 @@ class Reader {
   std::string source_;
   TraceReadOptions options_;
   std::istream* in_ = nullptr;
-  std::string line_;              // the current line
-  std::size_t line_number_ = 0;   // 1-based; 0 before the first
+  std::string line_;             // the current line
+  std::size_t line_number_ = 0;  // 1-based; 0 before the first
   bool looking_for_start_ = false;
   bool in_backward_ = false;
   Program program_;
   std::unordered_map<std::string, std::uint32_t> slot_of_;
-  std::vector<ValueId> slot_value_;   // per name slot, in first-use order
+  std::vector<ValueId> slot_value_;         // per name slot, in first-use order
   std::vector<std::size_t> slot_released_;  // line of its RELEASE, or 0
-  std::vector<std::int64_t> refs_;    // per value
+  std::vector<std::int64_t> refs_;          // per value
   std::vector<std::int64_t> storage_bytes_;  // per value
-  std::int64_t total_bytes_ = 0;  // all storages, see count_storage
+  std::int64_t total_bytes_ = 0;             // all storages, see count_storage
 };
 
 }  // namespace

@@ -3,7 +3,6 @@
 // stdout and stderr captured separately. Results must match the library's;
 // every error exits non-zero with one line on stderr naming the problem.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,7 +48,8 @@ std::string slurp(const fs::path& path) {
 
 std::string quote(const std::string& s) {
   std::string out = "'";
-  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  for (char c : s)
+    out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
@@ -102,7 +102,8 @@ class CliTest : public ::testing::Test {
                       " 2>" + quote(err.string()) + " </dev/null";
     int status = std::system(cmd.c_str());
     RunResult r;
-    r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+    r.exit_code =
+        (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
     r.out = slurp(out);
     r.err = slurp(err);
     return r;
@@ -118,7 +119,8 @@ class CliTest : public ::testing::Test {
   void write_fidelity_inputs() {
     fs::create_directories(path("traces"));
     ASSERT_EQ(dtr("gen chain -o " + quote(path("traces/chain.log").string()))
-                  .exit_code, 0);
+                  .exit_code,
+              0);
     std::ofstream csv(path("ref.csv"));
     csv << "model,trace,heuristic,simrd_heuristic,budget_ratio,budget_bytes,"
            "baseline_peak_bytes,baseline_const_bytes,baseline_compute_ns,"
@@ -132,8 +134,8 @@ class CliTest : public ::testing::Test {
 
 // An error: non-zero exit, nothing on stdout, exactly one line on stderr
 // that mentions every needle.
-::testing::AssertionResult is_one_line_error(const RunResult& r,
-                                             std::initializer_list<std::string> needles) {
+::testing::AssertionResult is_one_line_error(
+    const RunResult& r, std::initializer_list<std::string> needles) {
   if (r.exit_code == 0) {
     return ::testing::AssertionFailure() << "exit code 0; stderr: " << r.err;
   }
@@ -144,8 +146,8 @@ class CliTest : public ::testing::Test {
   if (!text.empty() && text.back() == '\n') text.pop_back();
   if (text.empty()) return ::testing::AssertionFailure() << "stderr is empty";
   if (text.find('\n') != std::string::npos) {
-    return ::testing::AssertionFailure()
-           << "stderr has more than one line:\n" << r.err;
+    return ::testing::AssertionFailure() << "stderr has more than one line:\n"
+                                         << r.err;
   }
   for (const auto& n : needles) {
     if (text.find(n) == std::string::npos) {
@@ -158,7 +160,8 @@ class CliTest : public ::testing::Test {
 
 // Errors raised by dtr itself (not by argument parsing) print
 // "dtr: error: ..." and exit 1.
-void expect_dtr_error(const RunResult& r, std::initializer_list<std::string> needles) {
+void expect_dtr_error(const RunResult& r,
+                      std::initializer_list<std::string> needles) {
   EXPECT_TRUE(is_one_line_error(r, needles));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.err.rfind("dtr: error: ", 0), 0u) << r.err;
@@ -205,10 +208,10 @@ TEST_F(CliTest, SimJsonPrintsOneObjectWithTheResultKeys) {
   EXPECT_EQ(j["heuristic"], "dtr");
   EXPECT_EQ(j["policy"], "eager");
   EXPECT_DOUBLE_EQ(j["budget_ratio"].get<double>(), 0.5);
-  for (const char* key : {"budget_bytes", "baseline_peak_bytes",
-                          "baseline_compute_ns", "model_compute_ns",
-                          "remat_compute_ns", "peak_bytes", "evictions",
-                          "remats", "sim_wall_ns"}) {
+  for (const char* key :
+       {"budget_bytes", "baseline_peak_bytes", "baseline_compute_ns",
+        "model_compute_ns", "remat_compute_ns", "peak_bytes", "evictions",
+        "remats", "sim_wall_ns"}) {
     EXPECT_TRUE(j[key].is_number_integer()) << key << ": " << j[key].dump();
     EXPECT_GE(j[key].get<double>(), 0) << key;
   }
@@ -274,7 +277,8 @@ TEST_F(CliTest, SimOfAMalformedTrace) {
            "{\"INSTRUCTION\":\"FROB\",\"NAME\":\"x1\"}\n";
   }
   RunResult r = dtr("sim " + quote(bad.string()) + " --budget-ratio 0.5");
-  expect_dtr_error(r, {"[" + bad.string() + ":3]", "unknown instruction 'FROB'"});
+  expect_dtr_error(r,
+                   {"[" + bad.string() + ":3]", "unknown instruction 'FROB'"});
 }
 
 TEST_F(CliTest, SimWithAnUnknownHeuristic) {
@@ -320,21 +324,24 @@ TEST_F(CliTest, AnUnknownSubcommand) {
 // dtr sweep
 
 TEST_F(CliTest, SweepWritesResultsCsvAndAPlot) {
-  RunResult r = dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr,lru "
-                    "--out " + quote(path("out").string()));
+  RunResult r =
+      dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr,lru "
+          "--out " +
+          quote(path("out").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   fs::path csv = path("out") / "results.csv";
   ASSERT_TRUE(fs::exists(csv)) << r.out << r.err;
   std::vector<std::string> lines = split_lines(slurp(csv));
-  ASSERT_EQ(lines.size(), 5u) << slurp(csv);  // header + 2 heuristics x 2 ratios
+  ASSERT_EQ(lines.size(), 5u)
+      << slurp(csv);  // header + 2 heuristics x 2 ratios
   std::vector<std::string> header = split_csv(lines[0]);
   auto column = [&](const std::string& name) {
     auto it = std::find(header.begin(), header.end(), name);
     return it == header.end() ? -1 : static_cast<int>(it - header.begin());
   };
-  for (const char* name : {"trace", "heuristic", "policy", "budget_ratio",
-                           "budget_bytes", "baseline_peak_bytes", "overhead",
-                           "peak_bytes", "status"}) {
+  for (const char* name :
+       {"trace", "heuristic", "policy", "budget_ratio", "budget_bytes",
+        "baseline_peak_bytes", "overhead", "peak_bytes", "status"}) {
     EXPECT_GE(column(name), 0) << "no column " << name << " in " << lines[0];
   }
   ASSERT_GE(column("heuristic"), 0);
@@ -346,7 +353,8 @@ TEST_F(CliTest, SweepWritesResultsCsvAndAPlot) {
     ASSERT_EQ(row.size(), header.size()) << lines[i];
     EXPECT_EQ(row[column("trace")], "chain");
     EXPECT_EQ(row[column("policy")], "eager");
-    cells.insert({row[column("heuristic")], std::stod(row[column("budget_ratio")])});
+    cells.insert(
+        {row[column("heuristic")], std::stod(row[column("budget_ratio")])});
     EXPECT_LE(std::stoll(row[column("peak_bytes")]),
               std::stoll(row[column("budget_bytes")]));
     if (std::stod(row[column("budget_ratio")]) == 1.0) {
@@ -354,8 +362,9 @@ TEST_F(CliTest, SweepWritesResultsCsvAndAPlot) {
       EXPECT_EQ(std::stod(row[column("overhead")]), 1.0);
     }
   }
-  EXPECT_EQ(cells, (std::set<std::pair<std::string, double>>{
-                       {"dtr", 1.0}, {"dtr", 0.5}, {"lru", 1.0}, {"lru", 0.5}}));
+  EXPECT_EQ(cells,
+            (std::set<std::pair<std::string, double>>{
+                {"dtr", 1.0}, {"dtr", 0.5}, {"lru", 1.0}, {"lru", 0.5}}));
   if (on_path("gnuplot")) {
     fs::path png = path("out") / "chain.png";
     ASSERT_TRUE(fs::exists(png)) << r.out << r.err;
@@ -397,14 +406,16 @@ TEST_F(CliTest, GenWritesATraceThatSimAccepts) {
   EXPECT_EQ(from_file.steps.size(), built_in.steps.size());
   EXPECT_EQ(from_file.total_cost_ns, built_in.total_cost_ns);
 
-  RunResult s = dtr("sim " + quote(file.string()) + " --budget-ratio 1.0 --json");
+  RunResult s =
+      dtr("sim " + quote(file.string()) + " --budget-ratio 1.0 --json");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   json j = json::parse(s.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << s.out;
   EXPECT_EQ(j["trace"], "chain");  // the file stem
   EXPECT_EQ(j["status"], "ok");
   EXPECT_DOUBLE_EQ(j["overhead"].get<double>(), 1.0);
-  EXPECT_EQ(j["baseline_compute_ns"].get<std::int64_t>(), built_in.total_cost_ns);
+  EXPECT_EQ(j["baseline_compute_ns"].get<std::int64_t>(),
+            built_in.total_cost_ns);
 }
 
 TEST_F(CliTest, GenToStdoutWritesTheSameTrace) {
@@ -424,7 +435,9 @@ TEST_F(CliTest, GenOfAnUnknownModel) {
 // Output that is not written is an error (exit 1, one line naming it).
 
 // /dev/full accepts open() and fails every write with ENOSPC.
-bool have_dev_full() { return fs::exists("/dev/full"); }
+bool have_dev_full() {
+  return fs::exists("/dev/full");
+}
 
 // The one-line error of a result that could not be written; `what` is the
 // path or "standard output".
@@ -465,9 +478,11 @@ TEST_F(CliTest, GenToAFullFileIsAnError) {
 
 TEST_F(CliTest, SweepSummaryToAFullStdoutIsAnError) {
   if (!have_dev_full()) GTEST_SKIP() << "no /dev/full";
-  RunResult r = dtr("sweep model:chain --ratios 1.0 --heuristics dtr --quiet "
-                    "--no-plots --out " + quote(path("out").string()),
-                    "/dev/full");
+  RunResult r =
+      dtr("sweep model:chain --ratios 1.0 --heuristics dtr --quiet "
+          "--no-plots --out " +
+              quote(path("out").string()),
+          "/dev/full");
   expect_write_error(r, "standard output");
 }
 
@@ -475,16 +490,20 @@ TEST_F(CliTest, SweepResultsCsvThatCannotBeWrittenIsAnError) {
   if (!have_dev_full()) GTEST_SKIP() << "no /dev/full";
   fs::create_directories(path("out"));
   fs::create_symlink("/dev/full", path("out") / "results.csv");
-  RunResult r = dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr "
-                    "--quiet --no-plots --out " + quote(path("out").string()));
+  RunResult r =
+      dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr "
+          "--quiet --no-plots --out " +
+          quote(path("out").string()));
   EXPECT_TRUE(is_one_line_error(r, {"results.csv", "No space left"}));
   expect_write_error(r, (path("out") / "results.csv").string());
 }
 
 TEST_F(CliTest, SweepOutDirThatCannotBeCreatedIsAnError) {
   { std::ofstream(path("a_file")) << "x"; }
-  RunResult r = dtr("sweep model:chain --ratios 1.0 --heuristics dtr --quiet "
-                    "--out " + quote((path("a_file") / "out").string()));
+  RunResult r =
+      dtr("sweep model:chain --ratios 1.0 --heuristics dtr --quiet "
+          "--out " +
+          quote((path("a_file") / "out").string()));
   expect_dtr_error(r, {"[sweep] cannot create", "a_file"});
 }
 
@@ -492,16 +511,20 @@ TEST_F(CliTest, SweepPlotThatCannotBeDrawnIsAnError) {
   if (!on_path("gnuplot")) GTEST_SKIP() << "gnuplot is not installed";
   // A directory where the PNG should go: gnuplot runs and cannot write it.
   fs::create_directories(path("out") / "chain.png");
-  RunResult r = dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr "
-                    "--quiet --out " + quote(path("out").string()));
+  RunResult r =
+      dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr "
+          "--quiet --out " +
+          quote(path("out").string()));
   expect_dtr_error(r, {"[plot]", "chain.png"});
 }
 
 TEST_F(CliTest, SweepWithoutGnuplotWarnsAndWritesTheData) {
   // gnuplot missing is a warning, not an error: the results are written.
-  RunResult r = dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr "
-                    "--quiet --out " + quote(path("out").string()),
-                    "", "PATH=/nonexistent");
+  RunResult r =
+      dtr("sweep model:chain --ratios 1.0,0.5 --heuristics dtr "
+          "--quiet --out " +
+              quote(path("out").string()),
+          "", "PATH=/nonexistent");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: gnuplot not found"), std::string::npos)
       << r.err;
@@ -528,8 +551,9 @@ TEST_F(CliTest, TrainRecordThatCannotBeWrittenIsAnError) {
   if (!train_available()) {
     GTEST_SKIP() << "dtr was built without LibTorch";
   }
-  RunResult r = dtr("train --model mlp --batch 8 --steps 1 --bytes-cost "
-                    "--record /dev/full");
+  RunResult r =
+      dtr("train --model mlp --batch 8 --steps 1 --bytes-cost "
+          "--record /dev/full");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("dtr: error: [write] cannot write /dev/full"),
             std::string::npos)
@@ -541,8 +565,8 @@ TEST_F(CliTest, TrainToAFullStdoutIsAnError) {
   if (!train_available()) {
     GTEST_SKIP() << "dtr was built without LibTorch";
   }
-  RunResult r = dtr("train --model mlp --batch 8 --steps 1 --bytes-cost",
-                    "/dev/full");
+  RunResult r =
+      dtr("train --model mlp --batch 8 --steps 1 --bytes-cost", "/dev/full");
   expect_write_error(r, "standard output");
 }
 
@@ -562,8 +586,8 @@ TEST_F(CliTest, SimRejectsNonsenseNumbers) {
                       "--budget-ratio", "nan");
   expect_option_error(dtr("sim model:chain --budget-ratio inf"),
                       "--budget-ratio", "inf");
-  expect_option_error(dtr("sim model:chain --budget-ratio 0"),
-                      "--budget-ratio", "0");
+  expect_option_error(dtr("sim model:chain --budget-ratio 0"), "--budget-ratio",
+                      "0");
   expect_option_error(dtr("sim model:chain --budget-ratio 1e400"),
                       "--budget-ratio", "1e400");
   expect_option_error(dtr("sim model:chain --budget-bytes -5"),
@@ -577,14 +601,14 @@ TEST_F(CliTest, SimRejectsNonsenseNumbers) {
 }
 
 TEST_F(CliTest, SimRejectsABudgetThatDoesNotFitIn64Bits) {
-  expect_option_error(
-      dtr("sim model:chain --budget-bytes 9223372036854775808"),
-      "--budget-bytes", "9223372036854775808");
+  expect_option_error(dtr("sim model:chain --budget-bytes 9223372036854775808"),
+                      "--budget-bytes", "9223372036854775808");
   expect_option_error(
       dtr("sim model:chain --budget-bytes 99999999999999999999999"),
       "--budget-bytes", "99999999999999999999999");
   // The largest budget is accepted as it is, not clamped.
-  RunResult r = dtr("sim model:chain --budget-bytes 9223372036854775807 --json");
+  RunResult r =
+      dtr("sim model:chain --budget-bytes 9223372036854775807 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["budget_bytes"].get<std::int64_t>(),
             std::numeric_limits<std::int64_t>::max());
@@ -597,7 +621,8 @@ TEST_F(CliTest, SimRejectsARatioWhoseBudgetOverflows) {
   for (const char* ratio : {"1e20", "1e308"}) {
     RunResult r = dtr(std::string("sim model:chain --budget-ratio ") + ratio);
     std::string shown = std::string(ratio) == "1e20" ? "1e+20" : "1e+308";
-    expect_dtr_error(r, {"budget ratio " + shown, "exceeds the largest budget"});
+    expect_dtr_error(r,
+                     {"budget ratio " + shown, "exceeds the largest budget"});
   }
   // A large ratio whose budget fits is a budget like any other.
   RunResult r = dtr("sim model:chain --budget-ratio 1000 --json");
@@ -609,8 +634,8 @@ TEST_F(CliTest, SweepRejectsNonsenseNumbers) {
   std::string out = " --out " + quote(path("out").string());
   expect_option_error(dtr("sweep model:chain --threads 0" + out), "--threads",
                       "0");
-  expect_option_error(dtr("sweep model:chain --threads -2" + out),
-                      "--threads", "-2");
+  expect_option_error(dtr("sweep model:chain --threads -2" + out), "--threads",
+                      "-2");
   expect_option_error(dtr("sweep model:chain --threads 100000" + out),
                       "--threads", "100000");
   expect_dtr_error(dtr("sweep model:chain --ratios 0.5,inf" + out),
@@ -642,8 +667,8 @@ TEST_F(CliTest, FidelityRejectsNonsenseNumbers) {
 
 TEST_F(CliTest, SimOfAnInfeasibleBudgetPrintsTheResultAndExitsTwo) {
   for (const char* bytes : {"0", "1"}) {
-    RunResult r = dtr(std::string("sim model:chain --json --budget-bytes ") +
-                      bytes);
+    RunResult r =
+        dtr(std::string("sim model:chain --json --budget-bytes ") + bytes);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     json j = json::parse(r.out, nullptr, false);
     ASSERT_TRUE(j.is_object()) << r.out;
@@ -661,7 +686,8 @@ TEST_F(CliTest, SimOfAnInfeasibleBudgetPrintsTheResultAndExitsTwo) {
 
 TEST_F(CliTest, SimThatThrashesExitsTwo) {
   // --thrash-limit 1: the first rematerialization gives up.
-  RunResult r = dtr("sim model:chain --budget-ratio 0.3 --thrash-limit 1 --json");
+  RunResult r =
+      dtr("sim model:chain --budget-ratio 0.3 --thrash-limit 1 --json");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   json j = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out;
@@ -707,8 +733,8 @@ TEST_F(CliTest, SweepResultsDoNotDependOnTheNumberOfThreads) {
   std::vector<std::string> csv, summary, dat;
   for (int threads : {1, 2, 3}) {
     std::string out = "out" + std::to_string(threads);
-    RunResult r = dtr(args + " --threads " + std::to_string(threads) +
-                      " --out " + out);
+    RunResult r =
+        dtr(args + " --threads " + std::to_string(threads) + " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     csv.push_back(slurp(path(out) / "results.csv"));
     summary.push_back(r.out.substr(0, r.out.find("wrote:")));
@@ -740,8 +766,7 @@ TEST_F(CliTest, TrainRejectsNonsenseNumbers) {
   expect_option_error(dtr(m + "--budget-ratio 0"), "--budget-ratio", "0");
   expect_option_error(dtr(m + "--budget-ratio 1.5"), "--budget-ratio", "1.5");
   expect_option_error(dtr(m + "--budget-ratio nan"), "--budget-ratio", "nan");
-  expect_option_error(dtr(m + "--budget-ratio 1e20"), "--budget-ratio",
-                      "1e20");
+  expect_option_error(dtr(m + "--budget-ratio 1e20"), "--budget-ratio", "1e20");
   expect_option_error(dtr(m + "--budget-bytes -5"), "--budget-bytes", "-5");
   expect_option_error(dtr(m + "--budget-bytes 9223372036854775808"),
                       "--budget-bytes", "9223372036854775808");

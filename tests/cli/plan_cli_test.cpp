@@ -1,6 +1,5 @@
 // `dtr plan` as a user runs it: exit status, JSON and errors.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,9 +48,9 @@ PlanRun dtr(const std::string& args) {
 }
 
 TEST(PlanCliTest, ComparisonJsonHasEveryPlannerAndHeuristic) {
-  PlanRun r = dtr(
-      "plan 'model:chain?depth=6' --budget-ratio 0.6 --planner all "
-      "--heuristics dtr,lru --time-limit 20 --json");
+  PlanRun r =
+      dtr("plan 'model:chain?depth=6' --budget-ratio 0.6 --planner all "
+          "--heuristics dtr,lru --time-limit 20 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["results"].size(), 8u);
@@ -73,7 +72,8 @@ TEST(PlanCliTest, ComparisonJsonHasEveryPlannerAndHeuristic) {
 }
 
 TEST(PlanCliTest, OnePlannerWithoutAScheduleExitsTwo) {
-  PlanRun r = dtr("plan 'model:chain?depth=6' --budget-ratio 0.1 --planner milp");
+  PlanRun r =
+      dtr("plan 'model:chain?depth=6' --budget-ratio 0.1 --planner milp");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.out.find("infeasible"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("dtr: error: [plan] milp: status infeasible"),
@@ -82,16 +82,18 @@ TEST(PlanCliTest, OnePlannerWithoutAScheduleExitsTwo) {
 }
 
 TEST(PlanCliTest, BadInputExitsOneNamingIt) {
-  PlanRun unknown = dtr("plan 'model:chain?depth=4' --budget-ratio 0.5 "
-                    "--planner gurobi");
+  PlanRun unknown =
+      dtr("plan 'model:chain?depth=4' --budget-ratio 0.5 "
+          "--planner gurobi");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("unknown planner 'gurobi'"), std::string::npos)
       << unknown.err;
   PlanRun no_budget = dtr("plan 'model:chain?depth=4'");
   EXPECT_EQ(no_budget.exit_code, 1);
   EXPECT_NE(no_budget.err.find("--budget-ratio"), std::string::npos);
-  PlanRun bad_limit = dtr("plan 'model:chain?depth=4' --budget-ratio 0.5 "
-                      "--time-limit 0");
+  PlanRun bad_limit =
+      dtr("plan 'model:chain?depth=4' --budget-ratio 0.5 "
+          "--time-limit 0");
   EXPECT_EQ(bad_limit.exit_code, 1);
   EXPECT_NE(bad_limit.err.find("--time-limit"), std::string::npos)
       << bad_limit.err;

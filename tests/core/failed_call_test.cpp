@@ -136,7 +136,7 @@ TEST(FuzzFoundTest, MaterializeOfAReleasedTensorDefinesIt) {
   const TensorId a = out[0], b = out[1];
   call(rt, {a, b}, {{0, 1}});  // a view of b, read from a
   rt.evict_all();
-  rt.release(a);  // banish waits: the storage of b is evicted
+  rt.release(a);      // banish waits: the storage of b is evicted
   rt.materialize(a);  // brings b's storage back too
   EXPECT_TRUE(rt.is_defined(a));
   rt.check_invariants();
@@ -148,8 +148,8 @@ TEST(FuzzFoundTest, MaterializeOfAReleasedViewDefinesIt) {
   Runtime rt({.policy = DeallocPolicy::kBanish}, make_heuristic("lru"));
   auto out = call(rt, {}, {{48, -1}, {10, -1}});
   const TensorId a = out[0], b = out[1];
-  const TensorId v = call(rt, {a}, {{0, 0}})[0];      // a view of a
-  call(rt, {a, b}, {{0, 1}});  // a view of b
+  const TensorId v = call(rt, {a}, {{0, 0}})[0];  // a view of a
+  call(rt, {a, b}, {{0, 1}});                     // a view of b
   rt.release(b);
   rt.evict_all();
   rt.release(v);

@@ -21,9 +21,7 @@ using testing::CheckedExecutor;
 // writes nothing, as a framework op that throws before returning.
 class FailingExecutor : public CheckedExecutor {
  public:
-  void fail_at(std::size_t k) {
-    countdown_ = k;
-  }
+  void fail_at(std::size_t k) { countdown_ = k; }
   void replay(const Graph& g, OpId op) override {
     if (countdown_ > 0 && --countdown_ == 0) {
       throw std::runtime_error("injected failure in '" +
@@ -88,8 +86,7 @@ TEST(FaultTest, ReplayFailureInANestedRematIsReportedWithItsTensor) {
     FAIL() << "expected RematerializationError";
   } catch (const RematerializationError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("tensor " + std::to_string(c.tensors[2]) +
-                        " (op 'f2'"),
+    EXPECT_NE(what.find("tensor " + std::to_string(c.tensors[2]) + " (op 'f2'"),
               std::string::npos)
         << what;
     EXPECT_NE(what.find("needed for tensor " + std::to_string(c.tensors[5]) +

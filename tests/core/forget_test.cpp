@@ -82,9 +82,8 @@ struct GraphSize {
 };
 
 GraphSize size_of(const Graph& g) {
-  return {g.op_count(),          g.tensor_count(),
-          g.storage_count(),     g.live_op_count(),
-          g.live_tensor_count(), g.live_storage_count()};
+  return {g.op_count(),      g.tensor_count(),      g.storage_count(),
+          g.live_op_count(), g.live_tensor_count(), g.live_storage_count()};
 }
 
 void expect_no_larger(const GraphSize& now, const GraphSize& then) {
@@ -318,15 +317,15 @@ std::vector<LoopCase> loop_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllHeuristicsPolicies, ForgetHeuristicTest,
-    ::testing::ValuesIn(loop_cases()),
-    [](const ::testing::TestParamInfo<LoopCase>& info) {
-      std::string name = info.param.heuristic + "_" +
-                         std::string(to_string(info.param.policy));
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(AllHeuristicsPolicies, ForgetHeuristicTest,
+                         ::testing::ValuesIn(loop_cases()),
+                         [](const ::testing::TestParamInfo<LoopCase>& info) {
+                           std::string name =
+                               info.param.heuristic + "_" +
+                               std::string(to_string(info.param.policy));
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace dtr

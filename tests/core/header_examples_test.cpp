@@ -11,7 +11,7 @@ TEST(HeaderExamplesTest, RuntimeH) {
   const dtr::TensorId w[] = {rt.add_constant(100)};
   const dtr::OutputSpec out[] = {{.bytes = 400}};
   dtr::TensorId y = rt.call("relu", w, out, /*cost_ns=*/10)[0];
-  rt.release(y);   // eager policy: evicted at once, still recomputable
+  rt.release(y);  // eager policy: evicted at once, still recomputable
   EXPECT_EQ(rt.stats().memory_bytes, 100);  // only the constant stays
 }
 

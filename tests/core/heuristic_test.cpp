@@ -163,7 +163,7 @@ TEST(HeuristicTest, RegionWalksCountAsMetadataAccesses) {
         evicted.push_back(prev);
       }
       TensorId d = f.op("d", {prev}, 100, 11);
-      f.op("e", {x}, 1, 13);  // let time pass
+      f.op("e", {x}, 1, 13);                       // let time pass
       for (TensorId t : evicted) f.rt.release(t);  // eager: evicted
       ASSERT_FALSE(f.rt.is_defined(evicted.back()));
 
@@ -172,8 +172,7 @@ TEST(HeuristicTest, RegionWalksCountAsMetadataAccesses) {
       const std::uint64_t first = f.rt.heuristic().accesses() - before;
       EXPECT_GE(first, static_cast<std::uint64_t>(k) + 1);
       f.rt.score(f.storage(d));
-      const std::uint64_t second =
-          f.rt.heuristic().accesses() - before - first;
+      const std::uint64_t second = f.rt.heuristic().accesses() - before - first;
       EXPECT_GE(second, 1u);  // the score itself
       EXPECT_LT(second, first);
     }

@@ -1,13 +1,14 @@
 // Sums of sizes and costs: the runtime rejects input that would carry any
 // of its counters past int64 (OverflowError, an InvalidArgument) instead of
 // wrapping, and stays usable afterwards (see dtr/core/limits.h).
+#include "dtr/core/limits.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <string>
 
 #include "dtr/core/error.h"
-#include "dtr/core/limits.h"
 #include "dtr/core/runtime.h"
 
 namespace dtr {

@@ -71,8 +71,8 @@ TEST_P(PropertyTest, InvariantsHoldAtEveryBudget) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (Shape s : {Shape::kChain, Shape::kDiamond, Shape::kTree,
-                  Shape::kResidual}) {
+  for (Shape s :
+       {Shape::kChain, Shape::kDiamond, Shape::kTree, Shape::kResidual}) {
     for (const auto& h : heuristic_names()) {
       for (DeallocPolicy p : {DeallocPolicy::kEager, DeallocPolicy::kIgnore,
                               DeallocPolicy::kBanish}) {
@@ -83,17 +83,18 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllShapesHeuristicsPolicies, PropertyTest, ::testing::ValuesIn(all_cases()),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = std::string(shape_name(info.param.shape)) + "_" +
-                         info.param.heuristic + "_" +
-                         std::string(to_string(info.param.policy));
-      for (char& ch : name) {
-        if (ch == '-') ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(AllShapesHeuristicsPolicies, PropertyTest,
+                         ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name =
+                               std::string(shape_name(info.param.shape)) + "_" +
+                               info.param.heuristic + "_" +
+                               std::string(to_string(info.param.policy));
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
 
 // The prototype's optimizations must not break the invariants either.
 TEST(PropertyOptimizationsTest, SamplingAndSmallTensorFilterKeepInvariants) {

@@ -11,8 +11,8 @@ namespace {
 using testing::CheckedExecutor;
 
 std::span<const TensorId> call1(Runtime& rt, const char* name,
-                            std::vector<TensorId> in, std::int64_t bytes,
-                            std::int64_t cost = 10) {
+                                std::vector<TensorId> in, std::int64_t bytes,
+                                std::int64_t cost = 10) {
   OutputSpec out{bytes, -1};
   return rt.call(name, in, {&out, 1}, cost);
 }
@@ -239,7 +239,7 @@ TEST(RuntimeTest, RematLimitStopsThrashingAndKeepsState) {
   TensorId x = rt.add_constant(50);
   TensorId a = call1(rt, "a", {x}, 100, 10)[0];
   TensorId b = call1(rt, "b", {x}, 100, 10)[0];
-  call1(rt, "c", {x}, 100, 10);  // evicts a
+  call1(rt, "c", {x}, 100, 10);        // evicts a
   EXPECT_NO_THROW(rt.materialize(a));  // 10 ns of remat: under the limit
   EXPECT_THROW(rt.materialize(b), RematLimitExceeded);  // 20 > 15
   rt.check_invariants();
@@ -326,10 +326,10 @@ TEST(RuntimeApiTest, ReleaseWhileLockedEvictsAtUnlock) {
   TensorId x = rt.add_constant(10);
   TensorId a = op1(rt, {x}, 100)[0];
   std::vector<TensorId> in{a};
-  rt.begin_call(in);   // a is locked, as during a framework op
-  rt.release(a);       // its last handle goes while locked
+  rt.begin_call(in);  // a is locked, as during a framework op
+  rt.release(a);      // its last handle goes while locked
   EXPECT_TRUE(rt.is_defined(a));
-  rt.abort_call(in);   // last lock released: evicted now
+  rt.abort_call(in);  // last lock released: evicted now
   EXPECT_FALSE(rt.is_defined(a));
   EXPECT_EQ(rt.stats().eager_evictions, 1u);
   rt.check_invariants();

@@ -44,7 +44,8 @@ constexpr double kC = 4.0;
 
 TEST(TheoremTest, LinearChainTrainsInLinearOperationsOnSqrtBudget) {
   for (int n : {100, 1000, 10000}) {
-    std::int64_t budget = 2 * static_cast<std::int64_t>(std::ceil(std::sqrt(n)));
+    std::int64_t budget =
+        2 * static_cast<std::int64_t>(std::ceil(std::sqrt(n)));
     for (const char* h : {"dtr", "dtr-eq"}) {
       std::uint64_t ops = train_chain(n, h, budget);
       std::printf("[theorem] %s N=%d budget=%lld ops=%llu ops/N=%.3f\n", h, n,

@@ -123,8 +123,7 @@ TEST(ModelRegistryTest, BadOptionsThrow) {
   EXPECT_THROW(build_model("resnet", {.depth = 33}, writer), InvalidArgument);
   EXPECT_THROW(build_model("densenet", {.depth = 50}, writer), InvalidArgument);
   EXPECT_THROW(build_model("unet", {.depth = 7}, writer), InvalidArgument);
-  EXPECT_THROW(build_model("treelstm", {.depth = 27}, writer),
-               InvalidArgument);
+  EXPECT_THROW(build_model("treelstm", {.depth = 27}, writer), InvalidArgument);
   EXPECT_THROW(build_model("transformer", {.width = 30}, writer),
                InvalidArgument);
   EXPECT_THROW(build_model("chain", {.depth = (1 << 21) + 1}, writer),
@@ -289,7 +288,8 @@ TEST(ModelBuilderTest, EveryTraceParsesWithTheReader) {
     EXPECT_EQ(p.total_cost_ns, f.compute_ns) << name;
     EXPECT_GT(backward, 0u) << name;
     std::size_t pins = 0;
-    for (const trace::Step& s : p.steps) pins += s.kind == trace::StepKind::kPin ? 1 : 0;
+    for (const trace::Step& s : p.steps)
+      pins += s.kind == trace::StepKind::kPin ? 1 : 0;
     EXPECT_GT(pins, 0u) << name;  // the weight gradients, at least
   }
 }

@@ -19,7 +19,10 @@ struct Result {
 /// Builds a trace line by line: TraceText().constant("w", 8).call(...).
 class TraceText {
  public:
-  TraceText() { text_ = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})" "\n"; }
+  TraceText() {
+    text_ = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
+            "\n";
+  }
   TraceText& constant(const std::string& name, std::int64_t bytes) {
     text_ += R"({"INSTRUCTION":"CONSTANT","NAME":")" + name + "\"}\n";
     memory(name, bytes);
@@ -27,9 +30,9 @@ class TraceText {
   }
   TraceText& call(const std::string& op, const std::vector<std::string>& args,
                   const std::vector<Result>& results, std::int64_t time_ns) {
-    text_ += R"({"ARGS":[)" + quoted(args, [](const std::string& a) {
-      return a;
-    }) + R"(],"INSTRUCTION":"CALL","NAME":")" + op + R"(","RESULT":[)" +
+    text_ += R"({"ARGS":[)" +
+             quoted(args, [](const std::string& a) { return a; }) +
+             R"(],"INSTRUCTION":"CALL","NAME":")" + op + R"(","RESULT":[)" +
              quoted(results, [](const Result& r) { return r.name; }) +
              R"(],"TIME":")" + std::to_string(time_ns) + "\"}\n";
     for (const Result& r : results) {
@@ -40,7 +43,8 @@ class TraceText {
     return *this;
   }
   TraceText& backward() {
-    text_ += R"({"ANNOTATION":"BACKWARD","INSTRUCTION":"ANNOTATE"})" "\n";
+    text_ += R"({"ANNOTATION":"BACKWARD","INSTRUCTION":"ANNOTATE"})"
+             "\n";
     return *this;
   }
   TraceText& release(const std::string& name) {

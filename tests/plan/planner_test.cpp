@@ -1,11 +1,10 @@
 #include "dtr/plan/planner.h"
 
 #include <gtest/gtest.h>
+#include <math.h>
 
 #include <algorithm>
 #include <limits>
-#include <math.h>
-
 #include <random>
 
 #include "dtr/core/error.h"
@@ -30,8 +29,9 @@ StaticGraph model_graph(const std::string& spec) {
 
 PlanResult plan(const StaticGraph& g, const std::string& planner,
                 std::int64_t budget, double time_limit = kTimeLimit) {
-  return run_planner(g, {.planner = planner, .budget_bytes = budget,
-                         .time_limit_s = time_limit});
+  return run_planner(
+      g,
+      {.planner = planner, .budget_bytes = budget, .time_limit_s = time_limit});
 }
 
 bool fits(const PlanResult& r) {
@@ -103,8 +103,8 @@ TEST(PlannerTest, EveryPlannerReturnsAValidatedScheduleOrAStatus) {
         PlanResult r = plan(g, name, budget);
         SCOPED_TRACE(std::string(spec) + " " + name + " " +
                      std::to_string(ratio));
-        EXPECT_TRUE(r.consistent()) << r.validation.problem << " / "
-                                    << r.runtime.problem;
+        EXPECT_TRUE(r.consistent())
+            << r.validation.problem << " / " << r.runtime.problem;
         if (fits(r)) {
           EXPECT_LE(r.peak_bytes, budget);
           EXPECT_GE(r.compute_ns, g.baseline_cost_ns());
@@ -183,8 +183,8 @@ TEST(PlannerTest, RandomGraphsEveryPlannerChecksOutAndMilpIsExact) {
     if (g.size() < 2) continue;
     BruteForce any = brute_force(g, std::numeric_limits<std::int64_t>::max());
     std::int64_t full = keep_all_peak(g);
-    for (std::int64_t budget : {any.min_peak - 1, any.min_peak,
-                                (any.min_peak + full) / 2, full}) {
+    for (std::int64_t budget :
+         {any.min_peak - 1, any.min_peak, (any.min_peak + full) / 2, full}) {
       SCOPED_TRACE("trial " + std::to_string(trial) + " budget " +
                    std::to_string(budget));
       BruteForce bf = brute_force(g, budget);
@@ -346,7 +346,8 @@ TEST(RevolveTest, NotAChainIsUnsupported) {
 
 TEST(ChenTest, SqrtnCheckpointsOnAChainAreEvenlySpaced) {
   StaticGraph g = model_graph("model:chain?depth=16");
-  PlanResult r = plan(g, "chen-sqrtn", std::numeric_limits<std::int64_t>::max());
+  PlanResult r =
+      plan(g, "chen-sqrtn", std::numeric_limits<std::int64_t>::max());
   ASSERT_EQ(r.status, PlanStatus::kFeasible);
   // Each forward value is recomputed at most once: overhead below 2x the
   // forward pass.

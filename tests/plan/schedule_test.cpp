@@ -107,9 +107,8 @@ TEST(ScheduleTest, ConstantsAloneOverBudget) {
 
 TEST(ScheduleTest, StagePlanFreesAfterLastReadAndKeepsOutputs) {
   StaticGraph g = chain3();
-  StagePlan p = plan_with_keep_rule(g, [](NodeId, std::size_t) {
-    return true;
-  });
+  StagePlan p =
+      plan_with_keep_rule(g, [](NodeId, std::size_t) { return true; });
   Schedule s = schedule_from_stages(g, p);
   EXPECT_EQ(s.steps, (std::vector<ScheduleStep>{
                          {C, 0}, {C, 1}, {F, 0}, {C, 2}, {F, 1}}));
@@ -118,9 +117,8 @@ TEST(ScheduleTest, StagePlanFreesAfterLastReadAndKeepsOutputs) {
 
 TEST(ScheduleTest, KeepingNothingRecomputesFromTheConstants) {
   StaticGraph g = chain3();
-  StagePlan p = plan_with_keep_rule(g, [](NodeId, std::size_t) {
-    return false;
-  });
+  StagePlan p =
+      plan_with_keep_rule(g, [](NodeId, std::size_t) { return false; });
   Validation v = validate_schedule(g, schedule_from_stages(g, p), 1000);
   ASSERT_TRUE(v.ok) << v.problem;
   EXPECT_EQ(v.compute_ns, 1 + (1 + 2) + (1 + 2 + 4));

@@ -106,12 +106,11 @@ TEST(StaticGraphTest, TraceOrderReplaysTheSimulatorsBaseline) {
   struct Case {
     const char* spec;
     bool merged_outputs;
-  } cases[] = {{"model:chain?depth=12", false},
-               {"model:lstm?depth=3", false},
-               {"model:transformer?depth=1", true},  // dropout, layer norm
-               {"model:treelstm?depth=3", false},
-               {"model:resnet?depth=8", true},
-               {"model:unet?depth=1", true}};
+  } cases[] = {
+      {"model:chain?depth=12", false},     {"model:lstm?depth=3", false},
+      {"model:transformer?depth=1", true},  // dropout, layer norm
+      {"model:treelstm?depth=3", false},   {"model:resnet?depth=8", true},
+      {"model:unet?depth=1", true}};
   for (const Case& c : cases) {
     trace::Program p = sim::load_program(c.spec).program;
     StaticGraph g = build_static_graph(p);

@@ -2,6 +2,8 @@
 // and JSON objects use the same names, carry every field exactly, quote
 // trace names the way RFC 4180 needs, and read back to the result written.
 // Expected strings are written out by hand, not produced by the code.
+#include "dtr/report/result_table.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,8 +13,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "dtr/report/result_table.h"
 
 namespace dtr::report {
 namespace {
@@ -194,8 +194,8 @@ TEST(ResultTableTest, OomCellKeepsItsShapeAndLeavesTheMessageToJson) {
 TEST(ResultTableTest, TraceNamesAreQuotedOnlyWhenTheyMustBe) {
   const sim::SimResult r = distinct_result();
   // Plain names are written as they are; an empty one is an empty field.
-  EXPECT_EQ(result_to_csv_row("resnet-32_b8.v2", r).rfind("resnet-32_b8.v2,", 0),
-            0u);
+  EXPECT_EQ(
+      result_to_csv_row("resnet-32_b8.v2", r).rfind("resnet-32_b8.v2,", 0), 0u);
   EXPECT_EQ(result_to_csv_row("", r).rfind(",dtr-eq,", 0), 0u);
   // A comma or a quote needs quotes, with inner quotes doubled.
   EXPECT_EQ(result_to_csv_row("a,b", r).rfind("\"a,b\",dtr-eq,", 0), 0u);

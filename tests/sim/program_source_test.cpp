@@ -1,6 +1,8 @@
 // Tests of where programs come from (dtr/sim/program_source.h): trace files,
 // built-in models with their options, manifests, and the errors for each
 // kind of bad spec, which must name the spec and the bad part.
+#include "dtr/sim/program_source.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,7 +10,6 @@
 
 #include "dtr/core/error.h"
 #include "dtr/models/model_registry.h"
-#include "dtr/sim/program_source.h"
 #include "dtr/trace/trace_reader.h"
 #include "support/small_traces.h"
 #include "support/temp_dir.h"
@@ -51,18 +52,17 @@ TEST(ProgramSourceTest, AMissingTraceFileIsATraceErrorNamingThePath) {
   TempDir dir;
   const std::string path = (dir / "nope.log").string();
   expect_error<trace::TraceError>([&] { load_program(path); },
-                           {"[" + path + "]", "cannot open"});
+                                  {"[" + path + "]", "cannot open"});
 }
 
 TEST(ProgramSourceTest, AMalformedTraceFileNamesTheFileAndLine) {
   TempDir dir;
-  const std::string path =
-      dir.write("bad.log", small_traces::trace_a_text() +
-                               "{\"INSTRUCTION\": \"FOO\"}\n");
+  const std::string path = dir.write(
+      "bad.log", small_traces::trace_a_text() + "{\"INSTRUCTION\": \"FOO\"}\n");
   // Trace A has 13 lines: a constant and its MEMORY line, three calls
   // with their MEMORY and ALIAS lines, two releases. The bad one is 14.
   expect_error<trace::TraceError>([&] { load_program(path); },
-                           {"[" + path + ":14]", "'FOO'"});
+                                  {"[" + path + ":14]", "'FOO'"});
 }
 
 // ---- load_program: built-in models
@@ -84,7 +84,8 @@ TEST(ProgramSourceTest, ModelOptionsReachTheBuilder) {
   // The chain: n forward layers, the seed gradient and n backward layers,
   // 1000 ns each (ModelBuilderTest.ChainHasUnitSizesAndCosts).
   for (int depth : {3, 10}) {
-    NamedProgram np = load_program("model:chain?depth=" + std::to_string(depth));
+    NamedProgram np =
+        load_program("model:chain?depth=" + std::to_string(depth));
     EXPECT_EQ(np.name, "chain?depth=" + std::to_string(depth));
     EXPECT_EQ(np.program.total_cost_ns, (2 * depth + 1) * 1000);
   }
@@ -116,9 +117,8 @@ TEST(ProgramSourceTest, AnUnknownModelNamesItAndListsTheKnownOnes) {
 }
 
 TEST(ProgramSourceTest, BadModelOptionsNameTheSpecAndTheBadPart) {
-  expect_error<InvalidArgument>(
-      [] { load_program("model:chain?depth=abc"); },
-      {"[model:chain?depth=abc]", "depth", "'abc'"});
+  expect_error<InvalidArgument>([] { load_program("model:chain?depth=abc"); },
+                                {"[model:chain?depth=abc]", "depth", "'abc'"});
   expect_error<InvalidArgument>([] { load_program("model:chain?depth=-1"); },
                                 {"'-1'"});
   expect_error<InvalidArgument>([] { load_program("model:chain?depth=4x"); },
@@ -132,8 +132,8 @@ TEST(ProgramSourceTest, BadModelOptionsNameTheSpecAndTheBadPart) {
       [] { load_program("model:chain?colour=2"); },
       {"unknown option 'colour'", "batch", "depth", "width", "seed"});
   // In range for the parser, out of range for the model.
-  expect_error<InvalidArgument>(
-      [] { load_program("model:resnet?depth=33"); }, {"resnet"});
+  expect_error<InvalidArgument>([] { load_program("model:resnet?depth=33"); },
+                                {"resnet"});
 }
 
 // ---- expand_program_specs
@@ -156,9 +156,9 @@ TEST(ProgramSourceTest, FilesAndModelsPassThroughUnchanged) {
 
 TEST(ProgramSourceTest, AManifestListsLogsRelativeToItself) {
   TempDir dir;
-  const std::string manifest = dir.write(
-      "m.json",
-      R"({"models": [{"name": "x", "log": "traces/x.log"},
+  const std::string manifest =
+      dir.write("m.json",
+                R"({"models": [{"name": "x", "log": "traces/x.log"},
                      {"log": "model:chain?depth=2"},
                      {"log": "y.log", "extra": 1}]})");
   const std::vector<std::string> specs =
@@ -181,9 +181,9 @@ TEST(ProgramSourceTest, BadManifestsNameTheManifest) {
     expect_error<InvalidArgument>([&] { expand_program_specs({path}); },
                                   {"[" + path + "]", "\"models\""});
   }
-  for (const char* text : {R"({"models": [{"name": "a"}]})",
-                           R"({"models": [{"log": 3}]})",
-                           R"({"models": ["a.log"]})"}) {
+  for (const char* text :
+       {R"({"models": [{"name": "a"}]})", R"({"models": [{"log": 3}]})",
+        R"({"models": ["a.log"]})"}) {
     SCOPED_TRACE(text);
     const std::string path = dir.write("entry.json", text);
     expect_error<InvalidArgument>([&] { expand_program_specs({path}); },

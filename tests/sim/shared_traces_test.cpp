@@ -21,16 +21,17 @@ bool have_shared_data() {
          std::filesystem::exists(kTraces);
 }
 
-#define SKIP_WITHOUT_SHARED_DATA()                                        \
-  if (!have_shared_data()) {                                              \
-    GTEST_SKIP() << "the paper's traces are not at " << kShared           \
-                 << " (third-party data, not part of this repository)";  \
+#define SKIP_WITHOUT_SHARED_DATA()                                      \
+  if (!have_shared_data()) {                                            \
+    GTEST_SKIP() << "the paper's traces are not at " << kShared         \
+                 << " (third-party data, not part of this repository)"; \
   }
 
 TEST(SharedTracesTest, BaselinesMatchTheReference) {
   SKIP_WITHOUT_SHARED_DATA();
   std::map<std::string, report::ReferenceRow> first;
-  for (const auto& r : report::read_reference_csv(kReference)) first.emplace(r.trace, r);
+  for (const auto& r : report::read_reference_csv(kReference))
+    first.emplace(r.trace, r);
   ASSERT_EQ(first.size(), 5u);
   for (const auto& [trace, ref] : first) {
     SCOPED_TRACE(trace);
@@ -55,8 +56,8 @@ TEST(SharedTracesTest, AgreesWithTheAuthorsSimulator) {
   for (const auto& c : cells) {
     agree += c.agrees;
     identical_remat += c.ours.remat_compute_ns == c.reference.remat_compute_ns;
-    EXPECT_TRUE(c.same_budget) << c.reference.trace << " "
-                               << c.reference.budget_ratio;
+    EXPECT_TRUE(c.same_budget)
+        << c.reference.trace << " " << c.reference.budget_ratio;
   }
   EXPECT_GE(agree, cells.size() * 9 / 10);
   // What we measured when this test was written: every cell agrees and all

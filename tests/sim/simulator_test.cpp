@@ -2,6 +2,8 @@
 // (DTR.md §d.2): the unbounded baseline, budgets from ratios, the three
 // outcomes (ok, oom, thrash), configuration errors, determinism, and the
 // budget invariant over every heuristic and policy on built-in models.
+#include "dtr/sim/simulator.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +16,6 @@
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
 #include "dtr/sim/program_source.h"
-#include "dtr/sim/simulator.h"
 #include "dtr/trace/trace_reader.h"
 #include "dtr/trace/trace_writer.h"
 #include "support/small_traces.h"
@@ -28,8 +29,12 @@ trace::Program read_text(const std::string& text) {
 }
 
 // The hand-checked traces A and C (tests/support/small_traces.h).
-trace::Program trace_a() { return read_text(small_traces::trace_a_text()); }
-trace::Program trace_c() { return read_text(small_traces::trace_c_text()); }
+trace::Program trace_a() {
+  return read_text(small_traces::trace_a_text());
+}
+trace::Program trace_c() {
+  return read_text(small_traces::trace_c_text());
+}
 
 SimConfig ratio_config(double ratio, std::string heuristic = "dtr") {
   SimConfig c;
@@ -73,8 +78,8 @@ void expect_same_result(const SimResult& a, const SimResult& b) {
 
 TEST(SimulatorTest, BaselinePeakIncludesConstants) {
   Baseline b = compute_baseline(trace_a());
-  EXPECT_EQ(b.peak_bytes, 600);      // x1 + x2 + x3 while g runs
-  EXPECT_EQ(b.compute_ns, 60);       // 10 + 20 + 30
+  EXPECT_EQ(b.peak_bytes, 600);  // x1 + x2 + x3 while g runs
+  EXPECT_EQ(b.compute_ns, 60);   // 10 + 20 + 30
   EXPECT_EQ(b.constant_bytes, 100);
   // g: output 300 + non-constant input 200 (the constant x1 never counts).
   EXPECT_EQ(b.bottleneck_bytes, 500);
@@ -149,15 +154,14 @@ TEST(SimulatorTest, BudgetForRatioRejectsBudgetsThatDoNotFitInt64) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("1e+20"), std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("600"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("600"), std::string::npos) << e.what();
   }
   // Just below 2^63 still fits: 2^62 * 1.5 = 6917529027641081856.
   EXPECT_EQ(budget_for_ratio(1.5, std::int64_t{1} << 62),
             std::int64_t{6917529027641081856});
   // Ratios that are not positive finite numbers.
-  for (double ratio : {0.0, -1.0, std::nan(""),
-                       std::numeric_limits<double>::infinity()}) {
+  for (double ratio :
+       {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     SCOPED_TRACE(ratio);
     EXPECT_THROW(budget_for_ratio(ratio, 600), InvalidArgument);
   }
@@ -328,8 +332,8 @@ TEST(SimulatorTest, StatusNames) {
 TEST(SimulatorTest, InvalidConfigurationsThrowInvalidArgument) {
   trace::Program p = trace_c();
   Baseline b = compute_baseline(p);
-  for (double ratio : {0.0, -0.5, std::nan(""),
-                       std::numeric_limits<double>::infinity()}) {
+  for (double ratio :
+       {0.0, -0.5, std::nan(""), std::numeric_limits<double>::infinity()}) {
     SCOPED_TRACE(ratio);
     EXPECT_THROW(simulate(p, b, ratio_config(ratio)), InvalidArgument);
   }
@@ -348,13 +352,15 @@ TEST(SimulatorTest, InvalidArgumentMessagesNameTheBadValue) {
     simulate(p, b, ratio_config(-0.5));
     ADD_FAILURE() << "no exception";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("-0.5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("-0.5"), std::string::npos)
+        << e.what();
   }
   try {
     simulate(p, b, ratio_config(0.5, "no-such-heuristic"));
     ADD_FAILURE() << "no exception";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("no-such-heuristic"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("no-such-heuristic"),
+              std::string::npos)
         << e.what();
   }
   SimConfig thrash = ratio_config(0.5);
@@ -420,8 +426,9 @@ TEST(SimulatorTest, ProgramsLoadedTwiceSimulateTheSame) {
 
 TEST(SimulatorTest, PeakNeverExceedsTheBudgetOnBuiltInModels) {
   int ok_with_remats = 0;
-  for (const char* spec : {"model:chain", "model:resnet", "model:lstm",
-                           "model:treelstm", "model:unet", "model:transformer"}) {
+  for (const char* spec :
+       {"model:chain", "model:resnet", "model:lstm", "model:treelstm",
+        "model:unet", "model:transformer"}) {
     NamedProgram np = load_program(spec);
     Baseline b = compute_baseline(np.program);
     ASSERT_GT(b.peak_bytes, 0) << spec;

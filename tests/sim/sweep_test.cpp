@@ -4,6 +4,8 @@
 // report::write_sweep), and the bad requests it rejects before simulating
 // anything. That the cells do not depend on the number of threads is checked
 // end to end by CliTest.SweepResultsDoNotDependOnTheNumberOfThreads.
+#include "dtr/sim/sweep.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,7 +22,6 @@
 #include "dtr/core/error.h"
 #include "dtr/report/result_table.h"
 #include "dtr/report/sweep_report.h"
-#include "dtr/sim/sweep.h"
 #include "support/small_traces.h"
 #include "support/temp_dir.h"
 
@@ -88,9 +89,8 @@ class SweepTest : public ::testing::Test {
                        const std::vector<std::string>& fragments) {
     std::size_t reported = 0;
     try {
-      run_sweep(r, [&](const SweepCell&, std::size_t, std::size_t) {
-        ++reported;
-      });
+      run_sweep(
+          r, [&](const SweepCell&, std::size_t, std::size_t) { ++reported; });
       ADD_FAILURE() << "no exception";
     } catch (const E& e) {
       for (const auto& f : fragments) {
@@ -166,7 +166,8 @@ TEST_F(SweepTest, ProgressReportsEveryCellOnceWithARunningCount) {
       });
   // Called under a lock: `done` counts 1, 2, ... in the order of the calls.
   std::vector<std::size_t> expected_done(12);
-  for (std::size_t i = 0; i < expected_done.size(); ++i) expected_done[i] = i + 1;
+  for (std::size_t i = 0; i < expected_done.size(); ++i)
+    expected_done[i] = i + 1;
   EXPECT_EQ(done_seen, expected_done);
   EXPECT_EQ(total_seen, 12u);
   EXPECT_EQ(cells_seen.size(), 12u);  // every cell, none twice

@@ -58,8 +58,12 @@ inline CheckedOutcome run_checked(const RandomProgram& p,
           }
           break;
         }
-        case Instr::kRetain: rt.retain(tensor[ins.value]); break;
-        case Instr::kRelease: rt.release(tensor[ins.value]); break;
+        case Instr::kRetain:
+          rt.retain(tensor[ins.value]);
+          break;
+        case Instr::kRelease:
+          rt.release(tensor[ins.value]);
+          break;
         case Instr::kPin: {
           rt.pin(tensor[ins.value]);
           TensorId t = tensor[ins.value];

@@ -15,10 +15,14 @@ namespace dtr::testing {
 enum class Shape { kChain, kDiamond, kTree, kResidual };
 inline const char* shape_name(Shape s) {
   switch (s) {
-    case Shape::kChain: return "chain";
-    case Shape::kDiamond: return "diamond";
-    case Shape::kTree: return "tree";
-    case Shape::kResidual: return "residual";
+    case Shape::kChain:
+      return "chain";
+    case Shape::kDiamond:
+      return "diamond";
+    case Shape::kTree:
+      return "tree";
+    case Shape::kResidual:
+      return "residual";
   }
   return "?";
 }
@@ -26,10 +30,10 @@ inline const char* shape_name(Shape s) {
 struct Instr {
   enum Kind { kConstant, kCall, kRetain, kRelease, kPin } kind;
   std::string name;
-  std::vector<int> inputs;           // value ids
-  std::vector<OutputSpec> outputs;   // for kCall / kConstant (one output)
+  std::vector<int> inputs;          // value ids
+  std::vector<OutputSpec> outputs;  // for kCall / kConstant (one output)
   std::int64_t cost_ns = 0;
-  int value = -1;                    // first output, or the target value
+  int value = -1;  // first output, or the target value
 };
 
 struct RandomProgram {
@@ -56,10 +60,16 @@ class ProgramBuilder {
     p_.value_count += static_cast<int>(outputs.size());
     return first;
   }
-  void release(int v) { p_.instrs.push_back({Instr::kRelease, "", {}, {}, 0, v}); }
-  void retain(int v) { p_.instrs.push_back({Instr::kRetain, "", {}, {}, 0, v}); }
+  void release(int v) {
+    p_.instrs.push_back({Instr::kRelease, "", {}, {}, 0, v});
+  }
+  void retain(int v) {
+    p_.instrs.push_back({Instr::kRetain, "", {}, {}, 0, v});
+  }
   void pin(int v) { p_.instrs.push_back({Instr::kPin, "", {}, {}, 0, v}); }
-  std::int64_t size() { return std::uniform_int_distribution<int>(1, 100)(rng_); }
+  std::int64_t size() {
+    return std::uniform_int_distribution<int>(1, 100)(rng_);
+  }
   bool coin(double p) { return std::bernoulli_distribution(p)(rng_); }
   std::mt19937_64& rng() { return rng_; }
   RandomProgram take() { return std::move(p_); }
@@ -73,7 +83,10 @@ class ProgramBuilder {
 inline RandomProgram make_random_program(Shape shape, int blocks,
                                          std::uint64_t seed) {
   ProgramBuilder b(seed);
-  struct Saved { int value; int weight; };
+  struct Saved {
+    int value;
+    int weight;
+  };
   std::vector<Saved> saved;  // forward values the backward will read
   int x = b.constant(b.size());
   for (int i = 0; i < blocks; ++i) {

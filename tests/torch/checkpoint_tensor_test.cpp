@@ -183,8 +183,7 @@ TEST_F(CheckpointTensorTest, BudgetTooSmallReportsBytesAndStaysUsable) {
       // Note [The floor]: the message names the operator and the floor.
       const std::string what = e.what();
       EXPECT_NE(what.find("in aten::mm"), std::string::npos) << what;
-      EXPECT_NE(what.find("floor of at least 262144 bytes"),
-                std::string::npos)
+      EXPECT_NE(what.find("floor of at least 262144 bytes"), std::string::npos)
           << what;
     }
   }
@@ -195,10 +194,10 @@ TEST_F(CheckpointTensorTest, BudgetTooSmallReportsBytesAndStaysUsable) {
 TEST_F(CheckpointTensorTest, TrainingIsBitwiseIdenticalUnderABudget) {
   auto run = [](bool wrap, std::int64_t budget) {
     torch::manual_seed(3);
-    torch::nn::Sequential net(
-        torch::nn::Linear(32, 128), torch::nn::ReLU(),
-        torch::nn::Dropout(0.2), torch::nn::Linear(128, 128),
-        torch::nn::ReLU(), torch::nn::Linear(128, 10));
+    torch::nn::Sequential net(torch::nn::Linear(32, 128), torch::nn::ReLU(),
+                              torch::nn::Dropout(0.2),
+                              torch::nn::Linear(128, 128), torch::nn::ReLU(),
+                              torch::nn::Linear(128, 10));
     torch::optim::SGD opt(net->parameters(),
                           torch::optim::SGDOptions(0.05).momentum(0.9));
     auto x = torch::randn({2048, 32});

@@ -2,10 +2,11 @@
 // live bytes and the peak, frees of memory it did not allocate, the
 // per-thread allocation windows and their hooks, and exact counts under
 // allocations from several threads at once.
-#include <gtest/gtest.h>
+#include "dtr/torch/counting_allocator.h"
 
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -14,8 +15,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include "dtr/torch/counting_allocator.h"
 
 namespace {
 
@@ -26,7 +25,9 @@ c10::Allocator* counting_allocator() {
   return c10::GetCPUAllocator();
 }
 
-std::int64_t live_bytes() { return pt::allocator_counters().bytes; }
+std::int64_t live_bytes() {
+  return pt::allocator_counters().bytes;
+}
 
 // The hook for allocations outside any window, set for one scope and the
 // previous one (dtr's own, installed when the library loaded) restored.
@@ -48,7 +49,9 @@ void recording_hook(std::int64_t pending, std::int64_t bytes) {
   t_calls.emplace_back(pending, bytes);
 }
 thread_local std::size_t t_call_count = 0;
-void counting_hook(std::int64_t, std::int64_t) { ++t_call_count; }
+void counting_hook(std::int64_t, std::int64_t) {
+  ++t_call_count;
+}
 void throwing_hook(std::int64_t, std::int64_t) {
   throw std::runtime_error("no room");
 }
@@ -87,7 +90,10 @@ TEST_F(CountingAllocatorTest, InstallingTwiceKeepsOneAllocator) {
   pt::install_counting_allocator();
   EXPECT_EQ(c10::GetCPUAllocator(), first);
   const std::int64_t before = live_bytes();
-  { c10::DataPtr p = first->allocate(64); EXPECT_EQ(live_bytes(), before + 64); }
+  {
+    c10::DataPtr p = first->allocate(64);
+    EXPECT_EQ(live_bytes(), before + 64);
+  }
   EXPECT_EQ(live_bytes(), before);
 }
 

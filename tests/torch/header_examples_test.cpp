@@ -15,10 +15,10 @@ TEST(TorchHeaderExamplesTest, DtrTorchH) {
   auto batch = torch::randn({16, 8});
   auto target = torch::randint(0, 4, {16});
 
-  auto x = dtr::pt::checkpoint(batch);       // wrap the input
-  dtr::pt::Budget guard(64 << 20);          // evict above 64 MiB
+  auto x = dtr::pt::checkpoint(batch);  // wrap the input
+  dtr::pt::Budget guard(64 << 20);      // evict above 64 MiB
   auto loss = torch::nll_loss(model->forward(x), target);
-  loss.backward();                          // results bitwise identical
+  loss.backward();  // results bitwise identical
   std::cout << dtr::pt::stats().allocator_peak_bytes;
 
   EXPECT_TRUE(dtr::pt::is_checkpoint(loss));

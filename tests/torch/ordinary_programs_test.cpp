@@ -22,7 +22,8 @@ using OrdinaryProgramsTest = dtr::pt::testing::BudgetRestoringTest;
 using dtr::pt::testing::plain;
 
 // Note [Differentiable checkpoint]
-TEST_F(OrdinaryProgramsTest, CheckpointOfATensorThatRequiresGradPassesGradients) {
+TEST_F(OrdinaryProgramsTest,
+       CheckpointOfATensorThatRequiresGradPassesGradients) {
   auto w = torch::randn({8, 8}, torch::requires_grad());
   auto c = pt::checkpoint(w);
   EXPECT_TRUE(pt::is_checkpoint(c));
@@ -94,7 +95,8 @@ TEST_F(OrdinaryProgramsTest, AdamUnderATightBudgetIsBitwiseIdentical) {
 }
 
 // Note [Stale plain inputs]: the safety net, on the reproduction.
-TEST_F(OrdinaryProgramsTest, ReplayAfterAPlainOnlyWriteIsAnErrorNotAWrongValue) {
+TEST_F(OrdinaryProgramsTest,
+       ReplayAfterAPlainOnlyWriteIsAnErrorNotAWrongValue) {
   auto x = pt::checkpoint(torch::randn({16, 16}));
   auto w = torch::randn({16, 16});
   auto y = torch::tanh(torch::mm(x, w));
@@ -132,7 +134,8 @@ TEST_F(OrdinaryProgramsTest, ForeachInPlaceOpsOnCheckpointedLists) {
 
 // Note [In-place view operators]
 TEST_F(OrdinaryProgramsTest, InPlaceRestridingKeepsValuesAndLineage) {
-  auto x = torch::randn({2, 3, 4, 4}).contiguous(at::MemoryFormat::ChannelsLast);
+  auto x =
+      torch::randn({2, 3, 4, 4}).contiguous(at::MemoryFormat::ChannelsLast);
   auto c = pt::checkpoint(x);
   auto pooled = torch::adaptive_avg_pool2d(c, {1, 1});  // uses as_strided_
   auto expect = torch::adaptive_avg_pool2d(x, {1, 1});
@@ -194,13 +197,16 @@ TEST_F(OrdinaryProgramsTest, RecurrentCellsAreBitwiseIdentical) {
     auto w_ih = torch::randn({3 * hidden, 5});
     auto w_hh = torch::randn({3 * hidden, hidden});
     auto expect = torch::gru_cell(x, h, w_ih, w_hh);
-    auto got = torch::gru_cell(pt::checkpoint(x), pt::checkpoint(h), w_ih, w_hh);
+    auto got =
+        torch::gru_cell(pt::checkpoint(x), pt::checkpoint(h), w_ih, w_hh);
     ASSERT_TRUE(torch::equal(plain(got), expect)) << batch << "x" << hidden;
-    auto [hy, cy] = torch::lstm_cell(pt::checkpoint(x), {pt::checkpoint(h),
-                                     pt::checkpoint(h)}, torch::cat({w_ih, w_ih.narrow(0, 0, hidden)}),
-                                     torch::cat({w_hh, w_hh.narrow(0, 0, hidden)}));
-    auto [hy_e, cy_e] = torch::lstm_cell(x, {h, h}, torch::cat({w_ih, w_ih.narrow(0, 0, hidden)}),
-                                         torch::cat({w_hh, w_hh.narrow(0, 0, hidden)}));
+    auto [hy, cy] = torch::lstm_cell(
+        pt::checkpoint(x), {pt::checkpoint(h), pt::checkpoint(h)},
+        torch::cat({w_ih, w_ih.narrow(0, 0, hidden)}),
+        torch::cat({w_hh, w_hh.narrow(0, 0, hidden)}));
+    auto [hy_e, cy_e] = torch::lstm_cell(
+        x, {h, h}, torch::cat({w_ih, w_ih.narrow(0, 0, hidden)}),
+        torch::cat({w_hh, w_hh.narrow(0, 0, hidden)}));
     ASSERT_TRUE(torch::equal(plain(hy), hy_e));
     ASSERT_TRUE(torch::equal(plain(cy), cy_e));
   }
@@ -232,7 +238,8 @@ TEST_F(OrdinaryProgramsTest, AProcessBudgetBoundsPlainAllocationsToo) {
     EXPECT_GT(pt::stats().evictions, evictions);
     EXPECT_LE(pt::stats().allocator_bytes, base + 512 * 1024);
     for (std::size_t i = 1; i < chain.size(); ++i) {  // replays still exact
-      EXPECT_TRUE(torch::equal(plain(chain[i]), torch::tanh(plain(chain[i - 1]))));
+      EXPECT_TRUE(
+          torch::equal(plain(chain[i]), torch::tanh(plain(chain[i - 1]))));
       break;
     }
   }

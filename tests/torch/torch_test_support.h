@@ -13,6 +13,8 @@ class BudgetRestoringTest : public ::testing::Test {
   void TearDown() override { set_budget(kUnlimited); }
 };
 
-inline torch::Tensor plain(const torch::Tensor& t) { return decheckpoint(t); }
+inline torch::Tensor plain(const torch::Tensor& t) {
+  return decheckpoint(t);
+}
 
 }  // namespace dtr::pt::testing

@@ -58,14 +58,15 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   ASSERT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
   seq.reset();
 
-  const dtr::trace::Program program = dtr::trace::read_trace_file(path.string());
+  const dtr::trace::Program program =
+      dtr::trace::read_trace_file(path.string());
   std::filesystem::remove(path);
   dtr::sim::SimConfig config;
   config.heuristic = "dtr";  // the LibTorch layer's default
   config.budget_bytes = run.stats.budget_bytes;
   config.thrash_limit = 1e9;  // compare, never give up
-  const auto sim = dtr::sim::simulate(
-      program, dtr::sim::compute_baseline(program), config);
+  const auto sim =
+      dtr::sim::simulate(program, dtr::sim::compute_baseline(program), config);
 
   ASSERT_EQ(sim.status, dtr::sim::SimStatus::kOk) << sim.message;
   const std::int64_t budget = run.stats.budget_bytes;
@@ -82,10 +83,12 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   EXPECT_GT(run.stats.remat_ops, 0u) << "the budget forced no replay";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, TracePredictionTest,
-    ::testing::Values(Case{"resnet32", 8, nullptr}, Case{"treelstm", 64, nullptr},
-                      Case{"lstm", 256, "16"}),
-    [](const auto& info) { return std::string(info.param.model); });
+INSTANTIATE_TEST_SUITE_P(Models, TracePredictionTest,
+                         ::testing::Values(Case{"resnet32", 8, nullptr},
+                                           Case{"treelstm", 64, nullptr},
+                                           Case{"lstm", 256, "16"}),
+                         [](const auto& info) {
+                           return std::string(info.param.model);
+                         });
 
 }  // namespace

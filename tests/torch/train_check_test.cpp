@@ -27,8 +27,7 @@ TEST(TrainModelsTest, NamesAreTheSimulatorsWhereBothHaveTheModel) {
   EXPECT_EQ(dtr::pt::train::default_batch("resnet32"),
             dtr::pt::train::default_batch("resnet"));
   EXPECT_NE(dtr::pt::train::make_task("resnet32", 1), nullptr);
-  EXPECT_THROW(dtr::pt::train::make_task("resnet50", 1),
-               dtr::InvalidArgument);
+  EXPECT_THROW(dtr::pt::train::make_task("resnet50", 1), dtr::InvalidArgument);
 }
 
 struct Case {

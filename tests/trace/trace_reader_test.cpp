@@ -2,8 +2,9 @@
 // (DTR.md §d.3) turned into a Program, with the reference parser's
 // conventions, and every malformed input reported as a TraceError that names
 // the source, the 1-based line and the problem ("[name:LINE] ...").
-#include <gtest/gtest.h>
+#include "dtr/trace/trace_reader.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,9 +17,8 @@
 #include <vector>
 
 #include "dtr/core/error.h"
-#include "dtr/trace/program.h"
 #include "dtr/sim/simulator.h"
-#include "dtr/trace/trace_reader.h"
+#include "dtr/trace/program.h"
 
 namespace dtr::trace {
 namespace {
@@ -78,10 +78,12 @@ std::string call(const std::string& op, std::initializer_list<std::string> args,
     first = false;
   }
   out += "],\"TIME\":\"" + time + "\"}\n";
-  for (const auto& r : results) out += memory(r.name, r.bytes) + alias(r.name, r.alias);
+  for (const auto& r : results)
+    out += memory(r.name, r.bytes) + alias(r.name, r.alias);
   return out;
 }
-std::string mutate(const std::string& op, std::initializer_list<std::string> args,
+std::string mutate(const std::string& op,
+                   std::initializer_list<std::string> args,
                    const std::string& indices, const std::string& time) {
   return "{\"ARGS\":" + quoted_list(args) +
          ",\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":" + indices + ",\"NAME\":\"" +
@@ -114,10 +116,18 @@ std::vector<std::string> steps_of(const Program& p) {
   for (const Step& s : p.steps) {
     const char* kind = "?";
     switch (s.kind) {
-      case StepKind::kCompute: kind = "compute"; break;
-      case StepKind::kRetain: kind = "retain"; break;
-      case StepKind::kRelease: kind = "release"; break;
-      case StepKind::kPin: kind = "pin"; break;
+      case StepKind::kCompute:
+        kind = "compute";
+        break;
+      case StepKind::kRetain:
+        kind = "retain";
+        break;
+      case StepKind::kRelease:
+        kind = "release";
+        break;
+      case StepKind::kPin:
+        kind = "pin";
+        break;
     }
     out.push_back(std::string(kind) + " " + std::to_string(s.index));
   }
@@ -166,13 +176,15 @@ std::string read_error(const std::string& text, TraceReadOptions options = {}) {
                   << e.what();
     return "<other exception>";
   }
-  ADD_FAILURE() << "expected dtr::trace::TraceError, but the trace was accepted";
+  ADD_FAILURE()
+      << "expected dtr::trace::TraceError, but the trace was accepted";
   return "<accepted>";
 }
 
 // The message starts with "[bad.log:LINE] " and contains every needle.
-::testing::AssertionResult is_error_at(const std::string& message, int line,
-                                       std::initializer_list<std::string> needles) {
+::testing::AssertionResult is_error_at(
+    const std::string& message, int line,
+    std::initializer_list<std::string> needles) {
   std::string prefix = "[bad.log:" + std::to_string(line) + "] ";
   if (message.rfind(prefix, 0) != 0) {
     return ::testing::AssertionFailure()
@@ -198,12 +210,14 @@ TEST(TraceReaderTest, InvalidJsonNamesLineAndQuotesIt) {
   std::string text = constant("x1", "4") + "{\"INSTRUCTION\":\"CALL\",\n";
   EXPECT_TRACE_ERROR(text, 3, "not valid JSON", "{\"INSTRUCTION\":\"CALL\",");
   EXPECT_TRACE_ERROR("not json at all\n", 1, "not valid JSON");
-  EXPECT_TRACE_ERROR(constant("x1", "4") + "{\"INSTRUCTION\":\"RELEASE\"} trailing\n",
-                     3, "not valid JSON");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + "{\"INSTRUCTION\":\"RELEASE\"} trailing\n", 3,
+      "not valid JSON");
 }
 
 TEST(TraceReaderTest, InvalidJsonExcerptIsShortenedForLongLines) {
-  std::string long_line = "{\"INSTRUCTION\":\"CALL\"," + std::string(200, 'x') + "\n";
+  std::string long_line =
+      "{\"INSTRUCTION\":\"CALL\"," + std::string(200, 'x') + "\n";
   std::string message = read_error(long_line);
   EXPECT_TRUE(is_error_at(message, 1, {"not valid JSON", "..."}));
   EXPECT_LT(message.size(), 150u) << message;
@@ -251,13 +265,14 @@ TEST(TraceReaderTest, CallMissingFields) {
 }
 
 TEST(TraceReaderTest, CallWithEmptyResultIsRejected) {
-  EXPECT_TRACE_ERROR(constant("x1", "4") + call_line("relu", {"x1"}, {}, "5"), 3,
-                     "'relu'", "no RESULT");
+  EXPECT_TRACE_ERROR(constant("x1", "4") + call_line("relu", {"x1"}, {}, "5"),
+                     3, "'relu'", "no RESULT");
 }
 
 TEST(TraceReaderTest, OtherInstructionsMissingFields) {
   std::string k = constant("x1", "4");
-  EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\"}\n", 1, "missing field NAME");
+  EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\"}\n", 1,
+                     "missing field NAME");
   EXPECT_TRACE_ERROR(k + "{\"INSTRUCTION\":\"COPY\",\"SRC\":\"x1\"}\n", 3,
                      "missing field DST");
   EXPECT_TRACE_ERROR(k + "{\"DST\":\"x2\",\"INSTRUCTION\":\"COPY\"}\n", 3,
@@ -285,36 +300,43 @@ TEST(TraceReaderTest, OtherInstructionsMissingFields) {
 }
 
 TEST(TraceReaderTest, MemoryAndAliasLinesMissingTheirValue) {
-  EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
-                     "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"x1\"}\n",
-                     2, "missing field MEMORY");
-  EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
-                     "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"4\"}\n",
-                     2, "missing field NAME");
-  EXPECT_TRACE_ERROR(constant("x1", "4") + call_line("relu", {"x1"}, {"x2"}, "5") +
-                         memory("x2", "4") +
-                         "{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"x2\"}\n",
-                     5, "missing field ALIAS");
+  EXPECT_TRACE_ERROR(
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+      "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"x1\"}\n",
+      2, "missing field MEMORY");
+  EXPECT_TRACE_ERROR(
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+      "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"4\"}\n",
+      2, "missing field NAME");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + call_line("relu", {"x1"}, {"x2"}, "5") +
+          memory("x2", "4") + "{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"x2\"}\n",
+      5, "missing field ALIAS");
 }
 
 TEST(TraceReaderTest, WrongFieldTypes) {
   std::string k = constant("x1", "4");
   EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":5}\n", 1,
                      "field NAME must be a string");
-  EXPECT_TRACE_ERROR(k + "{\"ARGS\":\"x1\",\"INSTRUCTION\":\"CALL\","
-                         "\"NAME\":\"relu\",\"RESULT\":[\"x2\"],\"TIME\":\"5\"}\n",
-                     3, "field ARGS must be a list");
-  EXPECT_TRACE_ERROR(k + "{\"ARGS\":[1],\"INSTRUCTION\":\"CALL\","
-                         "\"NAME\":\"relu\",\"RESULT\":[\"x2\"],\"TIME\":\"5\"}\n",
-                     3, "field ARGS must hold only strings");
-  EXPECT_TRACE_ERROR(k + "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\","
-                         "\"NAME\":\"relu\",\"RESULT\":{\"a\":1},\"TIME\":\"5\"}\n",
-                     3, "field RESULT must be a list");
-  EXPECT_TRACE_ERROR(k + "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\","
-                         "\"NAME\":[\"relu\"],\"RESULT\":[\"x2\"],\"TIME\":\"5\"}\n",
-                     3, "field NAME must be a string");
-  EXPECT_TRACE_ERROR(k + "{\"DST\":2,\"INSTRUCTION\":\"COPY\",\"SRC\":\"x1\"}\n", 3,
-                     "field DST must be a string");
+  EXPECT_TRACE_ERROR(
+      k + "{\"ARGS\":\"x1\",\"INSTRUCTION\":\"CALL\","
+          "\"NAME\":\"relu\",\"RESULT\":[\"x2\"],\"TIME\":\"5\"}\n",
+      3, "field ARGS must be a list");
+  EXPECT_TRACE_ERROR(
+      k + "{\"ARGS\":[1],\"INSTRUCTION\":\"CALL\","
+          "\"NAME\":\"relu\",\"RESULT\":[\"x2\"],\"TIME\":\"5\"}\n",
+      3, "field ARGS must hold only strings");
+  EXPECT_TRACE_ERROR(
+      k + "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\","
+          "\"NAME\":\"relu\",\"RESULT\":{\"a\":1},\"TIME\":\"5\"}\n",
+      3, "field RESULT must be a list");
+  EXPECT_TRACE_ERROR(
+      k + "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\","
+          "\"NAME\":[\"relu\"],\"RESULT\":[\"x2\"],\"TIME\":\"5\"}\n",
+      3, "field NAME must be a string");
+  EXPECT_TRACE_ERROR(
+      k + "{\"DST\":2,\"INSTRUCTION\":\"COPY\",\"SRC\":\"x1\"}\n", 3,
+      "field DST must be a string");
   EXPECT_TRACE_ERROR(k + "{\"INSTRUCTION\":\"RELEASE\",\"NAME\":null}\n", 3,
                      "field NAME must be a string");
   EXPECT_TRACE_ERROR(k + "{\"ANNOTATION\":1,\"INSTRUCTION\":\"ANNOTATE\"}\n", 3,
@@ -326,9 +348,10 @@ TEST(TraceReaderTest, NonIntegerTimeIsRejected) {
   for (std::string bad : {"\"abc\"", "\"1.5\"", "1.5", "\"\"", "true", "\" 5\"",
                           "\"5ns\"", "[5]", "\"0x10\""}) {
     SCOPED_TRACE(bad);
-    std::string line = "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\",\"NAME\":"
-                       "\"relu\",\"RESULT\":[\"x2\"],\"TIME\":" +
-                       bad + "}\n";
+    std::string line =
+        "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\",\"NAME\":"
+        "\"relu\",\"RESULT\":[\"x2\"],\"TIME\":" +
+        bad + "}\n";
     EXPECT_TRACE_ERROR(k + line + memory("x2", "4") + alias("x2", "-1"), 3,
                        "TIME must be an integer");
   }
@@ -340,43 +363,49 @@ TEST(TraceReaderTest, NegativeTimeIsRejected) {
   std::string k = constant("x1", "4");
   EXPECT_TRACE_ERROR(k + call("relu", {"x1"}, {{"x2", "4"}}, "-5"), 3,
                      "negative TIME -5");
-  std::string json_int = "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\",\"NAME\":"
-                         "\"relu\",\"RESULT\":[\"x2\"],\"TIME\":-7}\n";
+  std::string json_int =
+      "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\",\"NAME\":"
+      "\"relu\",\"RESULT\":[\"x2\"],\"TIME\":-7}\n";
   EXPECT_TRACE_ERROR(k + json_int + memory("x2", "4") + alias("x2", "-1"), 3,
                      "negative TIME -7");
-  EXPECT_TRACE_ERROR(k + mutate("add_", {"x1"}, "[0]", "-1"), 3, "negative TIME");
+  EXPECT_TRACE_ERROR(k + mutate("add_", {"x1"}, "[0]", "-1"), 3,
+                     "negative TIME");
 }
 
 TEST(TraceReaderTest, NonIntegerOrNegativeMemoryIsRejected) {
   EXPECT_TRACE_ERROR(constant("x1", "12abc"), 2, "MEMORY must be an integer");
   EXPECT_TRACE_ERROR(constant("x1", "4.5"), 2, "MEMORY must be an integer");
   EXPECT_TRACE_ERROR(constant("x1", "-1"), 2, "negative MEMORY -1");
-  EXPECT_TRACE_ERROR(constant("x1", "4") + call("relu", {"x1"}, {{"x2", "-8"}}, "5"),
-                     4, "negative MEMORY -8");
-  EXPECT_TRACE_ERROR(constant("x1", "4") + call("relu", {"x1"}, {{"x2", "big"}}, "5"),
-                     4, "MEMORY must be an integer");
-  EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
-                     "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":-3,\"NAME\":\"x1\"}\n",
-                     2, "negative MEMORY -3");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + call("relu", {"x1"}, {{"x2", "-8"}}, "5"), 4,
+      "negative MEMORY -8");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + call("relu", {"x1"}, {{"x2", "big"}}, "5"), 4,
+      "MEMORY must be an integer");
+  EXPECT_TRACE_ERROR(
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+      "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":-3,\"NAME\":\"x1\"}\n",
+      2, "negative MEMORY -3");
 }
 
 TEST(TraceReaderTest, NonIntegerAliasIsRejected) {
-  EXPECT_TRACE_ERROR(constant("x1", "4") + call("view", {"x1"}, {{"x2", "4", "zero"}}, "5"),
-                     5, "ALIAS must be an integer");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + call("view", {"x1"}, {{"x2", "4", "zero"}}, "5"), 5,
+      "ALIAS must be an integer");
 }
 
 TEST(TraceReaderTest, CallMustBeFollowedByMemoryThenAlias) {
   std::string k = constant("x1", "4");
   // Another instruction where MEMORY belongs.
-  EXPECT_TRACE_ERROR(k + call_line("relu", {"x1"}, {"x2"}, "5") + release("x1"), 4,
-                     "expected MEMORY for 'x2'");
+  EXPECT_TRACE_ERROR(k + call_line("relu", {"x1"}, {"x2"}, "5") + release("x1"),
+                     4, "expected MEMORY for 'x2'");
   // MEMORY twice: the second is where ALIAS belongs.
   EXPECT_TRACE_ERROR(k + call_line("relu", {"x1"}, {"x2"}, "5") +
                          memory("x2", "4") + memory("x2", "4"),
                      5, "expected ALIAS for 'x2'");
   // ALIAS before MEMORY.
-  EXPECT_TRACE_ERROR(k + call_line("relu", {"x1"}, {"x2"}, "5") + alias("x2", "-1") +
-                         memory("x2", "4"),
+  EXPECT_TRACE_ERROR(k + call_line("relu", {"x1"}, {"x2"}, "5") +
+                         alias("x2", "-1") + memory("x2", "4"),
                      4, "expected MEMORY for 'x2'");
   // Only the first of two results has its pair.
   EXPECT_TRACE_ERROR(k + call_line("split", {"x1"}, {"x2", "x3"}, "5") +
@@ -384,9 +413,9 @@ TEST(TraceReaderTest, CallMustBeFollowedByMemoryThenAlias) {
                          call("relu", {"x1"}, {{"x4", "4"}}, "5"),
                      6, "expected MEMORY for 'x3'");
   // A CONSTANT must be followed by its MEMORY too.
-  EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n" +
-                         release("x1"),
-                     2, "expected MEMORY for 'x1'");
+  EXPECT_TRACE_ERROR(
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n" + release("x1"), 2,
+      "expected MEMORY for 'x1'");
 }
 
 TEST(TraceReaderTest, MemoryAndAliasNamesMustFollowResultOrder) {
@@ -398,9 +427,9 @@ TEST(TraceReaderTest, MemoryAndAliasNamesMustFollowResultOrder) {
   EXPECT_TRACE_ERROR(k + call_line("split", {"x1"}, {"x2", "x3"}, "5") +
                          memory("x2", "4") + alias("x3", "0"),
                      5, "ALIAS names 'x3', expected 'x2'");
-  EXPECT_TRACE_ERROR("{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n" +
-                         memory("x7", "4"),
-                     2, "MEMORY names 'x7', expected 'x1'");
+  EXPECT_TRACE_ERROR(
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n" + memory("x7", "4"), 2,
+      "MEMORY names 'x7', expected 'x1'");
 }
 
 TEST(TraceReaderTest, AliasIndexOutOfRange) {
@@ -415,10 +444,12 @@ TEST(TraceReaderTest, AliasIndexOutOfRange) {
 }
 
 TEST(TraceReaderTest, UndefinedArgument) {
-  EXPECT_TRACE_ERROR(constant("x1", "4") + call("add", {"x1", "x9"}, {{"x2", "4"}}, "5"),
-                     3, "argument 'x9' is not defined");
-  EXPECT_TRACE_ERROR(constant("x1", "4") + mutate("add_", {"x1", "x9"}, "[0]", "5"),
-                     3, "argument 'x9' is not defined");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + call("add", {"x1", "x9"}, {{"x2", "4"}}, "5"), 3,
+      "argument 'x9' is not defined");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + mutate("add_", {"x1", "x9"}, "[0]", "5"), 3,
+      "argument 'x9' is not defined");
 }
 
 TEST(TraceReaderTest, ResultNameAlreadyDefined) {
@@ -428,14 +459,17 @@ TEST(TraceReaderTest, ResultNameAlreadyDefined) {
   EXPECT_TRACE_ERROR(k + call("relu", {"x1"}, {{"x2", "4"}}, "5") +
                          call("relu", {"x1"}, {{"x2", "4"}}, "5"),
                      6, "name 'x2' is already defined");
-  EXPECT_TRACE_ERROR(k + call("split", {"x1"}, {{"x2", "4", "0"}, {"x2", "4", "0"}}, "5"),
-                     3, "name 'x2' is already defined");
-  EXPECT_TRACE_ERROR(k + constant("x1", "4"), 3, "name 'x1' is already defined");
+  EXPECT_TRACE_ERROR(
+      k + call("split", {"x1"}, {{"x2", "4", "0"}, {"x2", "4", "0"}}, "5"), 3,
+      "name 'x2' is already defined");
+  EXPECT_TRACE_ERROR(k + constant("x1", "4"), 3,
+                     "name 'x1' is already defined");
 }
 
 TEST(TraceReaderTest, CopyFromUnknownNameOrToExistingName) {
   std::string k = constant("x1", "4") + constant("x2", "4");
-  EXPECT_TRACE_ERROR(k + copy("x3", "x9"), 5, "COPY source 'x9' is not defined");
+  EXPECT_TRACE_ERROR(k + copy("x3", "x9"), 5,
+                     "COPY source 'x9' is not defined");
   EXPECT_TRACE_ERROR(k + copy("x2", "x1"), 5, "name 'x2' is already defined");
   EXPECT_TRACE_ERROR(k + copy("x1", "x1"), 5, "name 'x1' is already defined");
 }
@@ -481,8 +515,9 @@ TEST(TraceReaderTest, TraceEndingRightAfterCallOrConstant) {
   std::string k = constant("x1", "4");
   EXPECT_TRACE_ERROR(k + call_line("relu", {"x1"}, {"x2"}, "5"), 3,
                      "trace ends before the MEMORY line of 'x2'");
-  EXPECT_TRACE_ERROR(k + call_line("relu", {"x1"}, {"x2"}, "5") + memory("x2", "4"),
-                     4, "trace ends before the ALIAS line of 'x2'");
+  EXPECT_TRACE_ERROR(
+      k + call_line("relu", {"x1"}, {"x2"}, "5") + memory("x2", "4"), 4,
+      "trace ends before the ALIAS line of 'x2'");
   EXPECT_TRACE_ERROR(k + call_line("split", {"x1"}, {"x2", "x3"}, "5") +
                          memory("x2", "4") + alias("x2", "0"),
                      5, "trace ends before the MEMORY line of 'x3'");
@@ -499,7 +534,8 @@ TEST(TraceReaderTest, MemoryOrAliasLinesOnTheirOwn) {
   EXPECT_TRACE_ERROR(constant("x1", "4") + alias("x1", "-1"), 3,
                      "ALIAS without a preceding CALL or CONSTANT");
   // One pair too many after a complete CALL.
-  EXPECT_TRACE_ERROR(constant("x1", "4") + call("relu", {"x1"}, {{"x2", "4"}}, "5") +
+  EXPECT_TRACE_ERROR(constant("x1", "4") +
+                         call("relu", {"x1"}, {{"x2", "4"}}, "5") +
                          memory("x2", "4"),
                      6, "MEMORY without a preceding CALL or CONSTANT");
   // MUTATE is not followed by MEMORY/ALIAS lines.
@@ -522,8 +558,8 @@ TEST(TraceReaderTest, ReleasingANameTwiceIsAnError) {
 }
 
 TEST(TraceReaderTest, ANameCannotBeUsedAfterItsRelease) {
-  EXPECT_TRACE_ERROR(constant("x1", "4") + release("x1") + copy("x2", "x1"),
-                     4, "COPY source 'x1' was released at line 3");
+  EXPECT_TRACE_ERROR(constant("x1", "4") + release("x1") + copy("x2", "x1"), 4,
+                     "COPY source 'x1' was released at line 3");
   EXPECT_TRACE_ERROR(constant("x1", "4") + release("x1") +
                          call_line("relu", {"x1"}, {"x2"}, "1") +
                          memory("x2", "4") + alias("x2", "-1"),
@@ -553,7 +589,8 @@ TEST(TraceReaderTest, ErrorsFromAFileNameThePath) {
     read_trace_file(path.string());
     ADD_FAILURE() << "no exception";
   } catch (const TraceError& e) {
-    std::string expected = "[" + path.string() + ":3] unknown instruction 'BOGUS'";
+    std::string expected =
+        "[" + path.string() + ":3] unknown instruction 'BOGUS'";
     EXPECT_EQ(std::string(e.what()), expected);
   }
   std::filesystem::remove(path);
@@ -572,10 +609,10 @@ TEST(TraceReaderTest, WrongTypeInMemoryOrAliasLineIsATraceError) {
       "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
       "{\"INSTRUCTION\":5,\"MEMORY\":\"4\",\"NAME\":\"x1\"}\n";
   EXPECT_TRUE(is_error_at(read_error(after_constant), 2, {}));
-  std::string after_memory = constant("x1", "4") +
-                             call_line("relu", {"x1"}, {"x2"}, "5") +
-                             memory("x2", "4") +
-                             "{\"ALIAS\":\"-1\",\"INSTRUCTION\":[],\"NAME\":\"x2\"}\n";
+  std::string after_memory =
+      constant("x1", "4") + call_line("relu", {"x1"}, {"x2"}, "5") +
+      memory("x2", "4") +
+      "{\"ALIAS\":\"-1\",\"INSTRUCTION\":[],\"NAME\":\"x2\"}\n";
   EXPECT_TRUE(is_error_at(read_error(after_memory), 5, {}));
 }
 
@@ -649,11 +686,11 @@ TEST(TraceReaderTest, ConstantOfZeroBytesIsAccepted) {
 
 TEST(TraceReaderTest, CallWithMultipleOutputsAndAliases) {
   // A batch-norm-like op with an alias of each argument among its outputs.
-  std::string text = constant("x1", "100") + constant("x2", "50") +
-                     call("split_norm", {"x1", "x2"},
-                          {{"x3", "100", "0"}, {"x4", "30"}, {"x5", "50", "1"},
-                           {"x6", "0"}},
-                          "7");
+  std::string text =
+      constant("x1", "100") + constant("x2", "50") +
+      call("split_norm", {"x1", "x2"},
+           {{"x3", "100", "0"}, {"x4", "30"}, {"x5", "50", "1"}, {"x6", "0"}},
+           "7");
   Program p = read(text);
   ASSERT_EQ(p.ops.size(), 3u);
   const ProgramOp& op = p.ops[2];
@@ -675,10 +712,9 @@ TEST(TraceReaderTest, CallWithMultipleOutputsAndAliases) {
   EXPECT_EQ(p.value_count, 6u);
   EXPECT_EQ(p.total_cost_ns, 7);
   EXPECT_EQ(p.constant_count, 2u);
-  EXPECT_EQ(steps_of(p),
-            (std::vector<std::string>{"compute 0", "compute 1", "compute 2",
-                                      "pin 0", "pin 1", "pin 2", "pin 3",
-                                      "pin 4", "pin 5"}));
+  EXPECT_EQ(steps_of(p), (std::vector<std::string>{
+                             "compute 0", "compute 1", "compute 2", "pin 0",
+                             "pin 1", "pin 2", "pin 3", "pin 4", "pin 5"}));
 }
 
 TEST(TraceReaderTest, CallWithoutArguments) {
@@ -716,7 +752,8 @@ TEST(TraceReaderTest, CopyAddsARetainStep) {
 }
 
 TEST(TraceReaderTest, ReleaseAddsAReleaseStepAndReleasedValuesAreNotPinned) {
-  std::string text = constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1") +
+  std::string text = constant("x1", "8") +
+                     call("f", {"x1"}, {{"x2", "8"}}, "1") +
                      call("g", {"x2"}, {{"x3", "8"}}, "1") + release("x2");
   Program p = read(text);
   EXPECT_EQ(steps_of(p),
@@ -758,10 +795,9 @@ TEST(TraceReaderTest, MutateBecomesCopyOnWrite) {
   EXPECT_EQ(p.value_count, 4u);
   // The old value loses x1's reference; pins follow the order the names
   // first appeared (x1 -> value 2, x2 -> value 1, x3 -> value 3).
-  EXPECT_EQ(steps_of(p),
-            (std::vector<std::string>{"compute 0", "compute 1", "compute 2",
-                                      "release 0", "compute 3", "pin 2",
-                                      "pin 1", "pin 3"}));
+  EXPECT_EQ(steps_of(p), (std::vector<std::string>{
+                             "compute 0", "compute 1", "compute 2", "release 0",
+                             "compute 3", "pin 2", "pin 1", "pin 3"}));
 }
 
 TEST(TraceReaderTest, MutateOfSeveralArguments) {
@@ -786,13 +822,11 @@ TEST(TraceReaderTest, MutateOfSeveralArguments) {
 TEST(TraceReaderTest, MutateThroughAnAliasUsesTheAliasedStorageSize) {
   // x2 is a view of x1 (logged with x1's storage size, but owning 0 bytes);
   // x4 is a view of x3, whose MEMORY line logs something else.
-  std::string text = constant("x1", "400") +
-                     call("view", {"x1"}, {{"x2", "400", "0"}}, "1") +
-                     constant("x3", "64") +
-                     call("select", {"x3"}, {{"x4", "999", "0"}}, "1") +
-                     mutate("relu_", {"x2"}, "[0]", "3") +
-                     mutate("mul_", {"x4"}, "[0]", "3") +
-                     mutate("zero_", {"x2"}, "[0]", "3");
+  std::string text =
+      constant("x1", "400") + call("view", {"x1"}, {{"x2", "400", "0"}}, "1") +
+      constant("x3", "64") + call("select", {"x3"}, {{"x4", "999", "0"}}, "1") +
+      mutate("relu_", {"x2"}, "[0]", "3") + mutate("mul_", {"x4"}, "[0]", "3") +
+      mutate("zero_", {"x2"}, "[0]", "3");
   Program p = read(text);
   ASSERT_EQ(p.ops.size(), 7u);
   EXPECT_EQ(p.ops[1].outputs[0].bytes, 0);
@@ -840,7 +874,8 @@ TEST(TraceReaderTest, OutputConditionPinsReferencedValuesInFirstNameOrder) {
 }
 
 TEST(TraceReaderTest, ValueWithTwoHandlesIsPinnedInItsFirstNamesPlace) {
-  std::string text = constant("x1", "8") + constant("x2", "8") + copy("x3", "x1");
+  std::string text =
+      constant("x1", "8") + constant("x2", "8") + copy("x3", "x1");
   Program p = read(text);
   EXPECT_EQ(unique_pins(p), (std::vector<ValueId>{0, 1}));
   EXPECT_EQ(steps_before_pins(p),
@@ -848,8 +883,9 @@ TEST(TraceReaderTest, ValueWithTwoHandlesIsPinnedInItsFirstNamesPlace) {
 }
 
 TEST(TraceReaderTest, ExplicitPinAddsAPinStep) {
-  std::string text = constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1") +
-                     "{\"INSTRUCTION\":\"PIN\",\"NAME\":\"x2\"}\n" + release("x2");
+  std::string text =
+      constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1") +
+      "{\"INSTRUCTION\":\"PIN\",\"NAME\":\"x2\"}\n" + release("x2");
   Program p = read(text);
   EXPECT_EQ(steps_of(p),
             (std::vector<std::string>{"compute 0", "compute 1", "pin 1",
@@ -857,10 +893,10 @@ TEST(TraceReaderTest, ExplicitPinAddsAPinStep) {
 }
 
 TEST(TraceReaderTest, BackwardFlagAfterAnnotateBackward) {
-  std::string text = constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1") +
-                     annotate("BACKWARD") +
-                     call("g", {"x2"}, {{"x3", "8"}}, "1") +
-                     mutate("add_", {"x3"}, "[0]", "1");
+  std::string text =
+      constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1") +
+      annotate("BACKWARD") + call("g", {"x2"}, {{"x3", "8"}}, "1") +
+      mutate("add_", {"x3"}, "[0]", "1");
   Program p = read(text);
   ASSERT_EQ(p.ops.size(), 4u);
   EXPECT_FALSE(p.ops[0].backward);
@@ -870,9 +906,10 @@ TEST(TraceReaderTest, BackwardFlagAfterAnnotateBackward) {
 }
 
 TEST(TraceReaderTest, BackwardFlagFromAnOpNamedBackward) {
-  std::string text = constant("x1", "8") + call("relu", {"x1"}, {{"x2", "8"}}, "1") +
-                     call("threshold_backward", {"x2", "x1"}, {{"x3", "8"}}, "1") +
-                     call("mul", {"x3"}, {{"x4", "8"}}, "1");
+  std::string text =
+      constant("x1", "8") + call("relu", {"x1"}, {{"x2", "8"}}, "1") +
+      call("threshold_backward", {"x2", "x1"}, {{"x3", "8"}}, "1") +
+      call("mul", {"x3"}, {{"x4", "8"}}, "1");
   Program p = read(text);
   ASSERT_EQ(p.ops.size(), 4u);
   EXPECT_FALSE(p.ops[1].backward);
@@ -889,12 +926,11 @@ TEST(TraceReaderTest, OtherAnnotationsAreIgnored) {
 }
 
 TEST(TraceReaderTest, EverythingBeforeTheFirstStartIsSkipped) {
-  std::string text = constant("x1", "1000") +
-                     call("warmup", {"x1"}, {{"x2", "1000"}}, "99") +
-                     annotate("BACKWARD") + "this line is not JSON\n" +
-                     annotate("START") + constant("x1", "8") +
-                     call("f", {"x1"}, {{"x2", "16"}}, "3") + annotate("START") +
-                     call("g", {"x2"}, {{"x3", "4"}}, "2");
+  std::string text =
+      constant("x1", "1000") + call("warmup", {"x1"}, {{"x2", "1000"}}, "99") +
+      annotate("BACKWARD") + "this line is not JSON\n" + annotate("START") +
+      constant("x1", "8") + call("f", {"x1"}, {{"x2", "16"}}, "3") +
+      annotate("START") + call("g", {"x2"}, {{"x3", "4"}}, "2");
   Program p = read(text);
   ASSERT_EQ(p.ops.size(), 3u);
   EXPECT_EQ(p.ops[0].outputs[0].bytes, 8);
@@ -908,11 +944,13 @@ TEST(TraceReaderTest, EverythingBeforeTheFirstStartIsSkipped) {
 }
 
 TEST(TraceReaderTest, WithoutStartNothingIsSkipped) {
-  std::string text = constant("x1", "8") + call("f", {"x1"}, {{"x2", "16"}}, "3");
+  std::string text =
+      constant("x1", "8") + call("f", {"x1"}, {{"x2", "16"}}, "3");
   Program p = read(text);
   EXPECT_EQ(p.ops.size(), 2u);
   // An op merely named like the annotation does not start anything.
-  std::string named = constant("x1", "8") + call("START", {"x1"}, {{"x2", "16"}}, "3") +
+  std::string named = constant("x1", "8") +
+                      call("START", {"x1"}, {{"x2", "16"}}, "3") +
                       call("f", {"x2"}, {{"x3", "16"}}, "3");
   EXPECT_EQ(read(named).ops.size(), 3u);
 }
@@ -946,9 +984,10 @@ TEST(TraceReaderTest, NumbersAcceptedAsStringsAndAsJsonIntegers) {
       "{\"ALIAS\":-1,\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"x3\"}\n"
       "{\"ARGS\":[\"x3\"],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],"
       "\"NAME\":\"relu_\",\"TIME\":7}\n";
-  std::string as_strings = constant("x1", "100") +
-                           call("f", {"x1"}, {{"x2", "100", "0"}, {"x3", "32"}}, "5") +
-                           mutate("relu_", {"x3"}, "[0]", "7");
+  std::string as_strings =
+      constant("x1", "100") +
+      call("f", {"x1"}, {{"x2", "100", "0"}, {"x3", "32"}}, "5") +
+      mutate("relu_", {"x3"}, "[0]", "7");
   Program a = read(as_ints);
   Program b = read(as_strings);
   ASSERT_EQ(a.ops.size(), 3u);
@@ -973,8 +1012,9 @@ TEST(TraceReaderTest, NumbersAcceptedAsStringsAndAsJsonIntegers) {
 TEST(TraceReaderTest, LargeNumbersAreKeptExactly) {
   // Sizes beyond 32 bits occur in the paper's logs (10 GB peaks).
   // The largest size accepted is 2^50 - 1 bytes.
-  Program p = read(constant("x1", "181870592000") +
-                   call("f", {"x1"}, {{"x2", "1125899906842623"}}, "1213481000000"));
+  Program p =
+      read(constant("x1", "181870592000") +
+           call("f", {"x1"}, {{"x2", "1125899906842623"}}, "1213481000000"));
   EXPECT_EQ(p.ops[0].outputs[0].bytes, 181870592000);
   EXPECT_EQ(p.ops[1].outputs[0].bytes, 1125899906842623);
   EXPECT_EQ(p.ops[1].cost_ns, 1213481000000);
@@ -984,8 +1024,8 @@ TEST(TraceReaderTest, BlankLinesAreIgnored) {
   std::string with_blanks = "\n" + constant("x1", "8") + "\n  \n\t\n" +
                             call("f", {"x1"}, {{"x2", "8"}}, "1") + "\n" +
                             release("x2") + "\n\n";
-  std::string without = constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1") +
-                        release("x2");
+  std::string without = constant("x1", "8") +
+                        call("f", {"x1"}, {{"x2", "8"}}, "1") + release("x2");
   Program a = read(with_blanks);
   Program b = read(without);
   EXPECT_EQ(a.ops.size(), 2u);
@@ -1004,10 +1044,11 @@ TEST(TraceReaderTest, MissingFinalNewlineIsFine) {
 // Logs copied through Windows end lines with "\r\n": they must read exactly
 // like the "\n" version, and errors must keep the right line numbers.
 TEST(TraceReaderTest, WindowsLineEndingsAreParsedLikeUnixOnes) {
-  std::string unix_text = annotate("START") + constant("x1", "100") +
-                          call("f", {"x1"}, {{"x2", "64"}, {"x3", "100", "0"}}, "5") +
-                          copy("x4", "x2") + mutate("relu_", {"x2"}, "[0]", "2") +
-                          release("x4") + "\n";
+  std::string unix_text =
+      annotate("START") + constant("x1", "100") +
+      call("f", {"x1"}, {{"x2", "64"}, {"x3", "100", "0"}}, "5") +
+      copy("x4", "x2") + mutate("relu_", {"x2"}, "[0]", "2") + release("x4") +
+      "\n";
   std::string dos_text;
   for (char c : unix_text) {
     if (c == '\n') dos_text += '\r';
@@ -1061,11 +1102,12 @@ TEST(TraceReaderTest, TheInceptionExcerptFromThePaperReads) {
       "{\"ARGS\":[\"x36764\",\"x35418\",\"x35420\",\"x35421\",\"x35422\"],"
       "\"INSTRUCTION\":\"CALL\",\"NAME\":\"cudnn_batch_norm\",\"RESULT\":"
       "[\"x36771\",\"x36772\",\"x36773\",\"x36774\"],\"TIME\":\"1213481\"}\n"
-      "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"181870592\",\"NAME\":\"x36771\"}\n"
+      "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"181870592\",\"NAME\":"
+      "\"x36771\"}\n"
       "{\"ALIAS\":\"-1\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"x36771\"}\n" +
       memory("x36772", "1024") + alias("x36772", "-1") +
-      memory("x36773", "1024") + alias("x36773", "-1") +
-      memory("x36774", "0") + alias("x36774", "-1") +
+      memory("x36773", "1024") + alias("x36773", "-1") + memory("x36774", "0") +
+      alias("x36774", "-1") +
       "{\"ARGS\":[\"x36771\"],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],"
       "\"NAME\":\"relu_\",\"TIME\":\"1301658\"}\n";
   Program p = read(text);
@@ -1109,7 +1151,10 @@ TEST(TraceReaderLimitsTest, EmptyTracesAndHugeSizesAreRejected) {
 }
 
 TEST(TraceReaderLimitsTest, BinaryInputIsReportedInPrintableCharacters) {
-  std::istringstream binary(std::string("\x7f" "ELF\x02\x01\x01\x00", 8) + "\n");
+  std::istringstream binary(std::string("\x7f"
+                                        "ELF\x02\x01\x01\x00",
+                                        8) +
+                            "\n");
   try {
     read_trace(binary, "bin.log");
     FAIL() << "no exception";
@@ -1149,14 +1194,14 @@ TEST(TraceReaderLimitsTest, TimesWhoseSumOverflowsNameTheCallThatBreaksIt) {
 TEST(TraceReaderLimitsTest, SizesWhoseSumOverflowsNameTheMemoryLine) {
   // 9,000 tensors of 2^50 bytes: the 2048th brings the sum to 2^61.
   const std::string peta = "1125899906842624";
-  EXPECT_TRACE_ERROR(constants_of(9000, peta), 2 * 2048,
-                     "the size of 'x2048'", "past 2^61 bytes");
-  std::string text = constants_of(2047, peta) +
-                     call("f", {"x1"}, {{"y", peta}}, "1");
+  EXPECT_TRACE_ERROR(constants_of(9000, peta), 2 * 2048, "the size of 'x2048'",
+                     "past 2^61 bytes");
+  std::string text =
+      constants_of(2047, peta) + call("f", {"x1"}, {{"y", peta}}, "1");
   EXPECT_TRACE_ERROR(text, 2 * 2047 + 2, "the size of 'y'");
   // An alias owns no bytes: viewing a huge storage costs nothing.
-  text = constants_of(2047, peta) +
-         call("view", {"x1"}, {{"y", peta, "0"}}, "1");
+  text =
+      constants_of(2047, peta) + call("view", {"x1"}, {{"y", peta, "0"}}, "1");
   EXPECT_EQ(read(text).ops.size(), 2048u);
   // A MUTATE copies its argument's storage: that copy counts too.
   text = constants_of(2047, peta) + mutate("add_", {"x1"}, "[0]", "1");
@@ -1164,31 +1209,31 @@ TEST(TraceReaderLimitsTest, SizesWhoseSumOverflowsNameTheMemoryLine) {
 }
 
 TEST(TraceReaderLimitsTest, NumbersOutsideInt64AreOutOfRange) {
-  std::string text = "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
-                     "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":"
-                     "18446744073709551615,\"NAME\":\"x1\"}\n";
-  EXPECT_TRACE_ERROR(text, 2, "MEMORY = 18446744073709551615",
-                     "out of range");
+  std::string text =
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+      "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":"
+      "18446744073709551615,\"NAME\":\"x1\"}\n";
+  EXPECT_TRACE_ERROR(text, 2, "MEMORY = 18446744073709551615", "out of range");
   EXPECT_TRACE_ERROR(constant("x1", "99999999999999999999"), 2,
                      "MEMORY = \"99999999999999999999\"", "out of range");
-  EXPECT_TRACE_ERROR(constant("x1", "4") +
-                         call("f", {"x1"}, {{"x2", "4"}},
-                              "-99999999999999999999"),
+  EXPECT_TRACE_ERROR(constant("x1", "4") + call("f", {"x1"}, {{"x2", "4"}},
+                                                "-99999999999999999999"),
                      3, "TIME", "out of range");
-  EXPECT_TRACE_ERROR(constant("x1", "4") +
-                         call("f", {"x1"}, {{"x2", "4", "99999999999999999999"}},
-                              "1"),
-                     5, "ALIAS", "out of range");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") +
+          call("f", {"x1"}, {{"x2", "4", "99999999999999999999"}}, "1"),
+      5, "ALIAS", "out of range");
 }
 
 TEST(TraceReaderLimitsTest, NegativeSizesAndTimesAreRejectedInEveryForm) {
-  std::string text = "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
-                     "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":-5,"
-                     "\"NAME\":\"x1\"}\n";
+  std::string text =
+      "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x1\"}\n"
+      "{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":-5,"
+      "\"NAME\":\"x1\"}\n";
   EXPECT_TRACE_ERROR(text, 2, "negative MEMORY -5");
-  EXPECT_TRACE_ERROR(constant("x1", "4") +
-                         call("f", {"x1"}, {{"x2", "-1"}}, "1"),
-                     4, "negative MEMORY -1");
+  EXPECT_TRACE_ERROR(
+      constant("x1", "4") + call("f", {"x1"}, {{"x2", "-1"}}, "1"), 4,
+      "negative MEMORY -1");
   EXPECT_TRACE_ERROR(constant("x1", "4") +
                          mutate("add_", {"x1"}, "[0]", "-9223372036854775808"),
                      3, "negative TIME");
@@ -1263,9 +1308,12 @@ class GeneratedTrace : public std::streambuf {
     const std::size_t first = 4 + (n - 4) / 3 * 3;
     const std::string name = "y" + std::to_string(first);
     switch ((n - 4) % 3) {
-      case 0: return call_line("f", {"x1"}, {name}, "1");
-      case 1: return memory(name, "4");
-      default: return alias(name, "-1");
+      case 0:
+        return call_line("f", {"x1"}, {name}, "1");
+      case 1:
+        return memory(name, "4");
+      default:
+        return alias(name, "-1");
     }
   }
   std::size_t lines_, bad_line_, produced_ = 0;

@@ -2,6 +2,8 @@
 // byte-for-byte the paper's log format (keys sorted, numbers as strings
 // except MUTATE's index list; DTR.md §d.3), and what it writes reads back
 // into the same Program.
+#include "dtr/trace/trace_writer.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,10 +13,9 @@
 #include <vector>
 
 #include "dtr/models/model_registry.h"
-#include "dtr/trace/program.h"
 #include "dtr/sim/program_source.h"
+#include "dtr/trace/program.h"
 #include "dtr/trace/trace_reader.h"
-#include "dtr/trace/trace_writer.h"
 
 namespace dtr::trace {
 namespace {
@@ -34,10 +35,18 @@ Program read_text(const std::string& text, const std::string& source = "w") {
 std::string step_string(const Step& s) {
   const char* kind = "?";
   switch (s.kind) {
-    case StepKind::kCompute: kind = "compute"; break;
-    case StepKind::kRetain: kind = "retain"; break;
-    case StepKind::kRelease: kind = "release"; break;
-    case StepKind::kPin: kind = "pin"; break;
+    case StepKind::kCompute:
+      kind = "compute";
+      break;
+    case StepKind::kRetain:
+      kind = "retain";
+      break;
+    case StepKind::kRelease:
+      kind = "release";
+      break;
+    case StepKind::kPin:
+      kind = "pin";
+      break;
   }
   return std::string(kind) + " " + std::to_string(s.index);
 }
@@ -74,7 +83,8 @@ void expect_same_ops(const Program& a, const Program& b) {
     ASSERT_EQ(a.ops[i].outputs.size(), b.ops[i].outputs.size());
     for (std::size_t k = 0; k < a.ops[i].outputs.size(); ++k) {
       EXPECT_EQ(a.ops[i].outputs[k].bytes, b.ops[i].outputs[k].bytes) << k;
-      EXPECT_EQ(a.ops[i].outputs[k].alias_of, b.ops[i].outputs[k].alias_of) << k;
+      EXPECT_EQ(a.ops[i].outputs[k].alias_of, b.ops[i].outputs[k].alias_of)
+          << k;
     }
   }
   EXPECT_EQ(a.value_count, b.value_count);
@@ -125,11 +135,12 @@ TEST(TraceWriterTest, CallLineMatchesTheBriefsExample) {
   std::ostringstream out;
   TraceWriter w(out);
   w.call("relu", {"x1"}, {{"x2", 4096, -1}}, 5);
-  EXPECT_EQ(split_lines(out.str()),
-            (std::vector<std::string>{
-                R"({"ARGS":["x1"],"INSTRUCTION":"CALL","NAME":"relu","RESULT":["x2"],"TIME":"5"})",
-                R"({"INSTRUCTION":"MEMORY","MEMORY":"4096","NAME":"x2"})",
-                R"({"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"x2"})"}));
+  EXPECT_EQ(
+      split_lines(out.str()),
+      (std::vector<std::string>{
+          R"({"ARGS":["x1"],"INSTRUCTION":"CALL","NAME":"relu","RESULT":["x2"],"TIME":"5"})",
+          R"({"INSTRUCTION":"MEMORY","MEMORY":"4096","NAME":"x2"})",
+          R"({"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"x2"})"}));
 }
 
 TEST(TraceWriterTest, MultiOutputCallWritesMemoryAliasPairsInResultOrder) {
@@ -138,18 +149,23 @@ TEST(TraceWriterTest, MultiOutputCallWritesMemoryAliasPairsInResultOrder) {
   std::ostringstream out;
   TraceWriter w(out);
   w.call("split", {"x81462"},
-         {{"x81464", 10444800, 0}, {"x81465", 10444800, 0},
+         {{"x81464", 10444800, 0},
+          {"x81465", 10444800, 0},
           {"x81466", 10444800, 0}},
          8787);
   std::vector<std::string> lines = split_lines(out.str());
   ASSERT_EQ(lines.size(), 7u);
-  EXPECT_EQ(lines[0],
-            R"({"ARGS":["x81462"],"INSTRUCTION":"CALL","NAME":"split","RESULT":["x81464","x81465","x81466"],"TIME":"8787"})");
-  EXPECT_EQ(lines[1], R"({"INSTRUCTION":"MEMORY","MEMORY":"10444800","NAME":"x81464"})");
+  EXPECT_EQ(
+      lines[0],
+      R"({"ARGS":["x81462"],"INSTRUCTION":"CALL","NAME":"split","RESULT":["x81464","x81465","x81466"],"TIME":"8787"})");
+  EXPECT_EQ(lines[1],
+            R"({"INSTRUCTION":"MEMORY","MEMORY":"10444800","NAME":"x81464"})");
   EXPECT_EQ(lines[2], R"({"ALIAS":"0","INSTRUCTION":"ALIAS","NAME":"x81464"})");
-  EXPECT_EQ(lines[3], R"({"INSTRUCTION":"MEMORY","MEMORY":"10444800","NAME":"x81465"})");
+  EXPECT_EQ(lines[3],
+            R"({"INSTRUCTION":"MEMORY","MEMORY":"10444800","NAME":"x81465"})");
   EXPECT_EQ(lines[4], R"({"ALIAS":"0","INSTRUCTION":"ALIAS","NAME":"x81465"})");
-  EXPECT_EQ(lines[5], R"({"INSTRUCTION":"MEMORY","MEMORY":"10444800","NAME":"x81466"})");
+  EXPECT_EQ(lines[5],
+            R"({"INSTRUCTION":"MEMORY","MEMORY":"10444800","NAME":"x81466"})");
   EXPECT_EQ(lines[6], R"({"ALIAS":"0","INSTRUCTION":"ALIAS","NAME":"x81466"})");
 }
 
@@ -164,12 +180,15 @@ TEST(TraceWriterTest, EdgeValuesAreWrittenAsTheLoggerWould) {
   w.annotate("BACKWARD");
   std::vector<std::string> lines = split_lines(out.str());
   ASSERT_EQ(lines.size(), 7u);
-  EXPECT_EQ(lines[0],
-            R"({"ARGS":[],"INSTRUCTION":"CALL","NAME":"randn","RESULT":["x1"],"TIME":"0"})");
+  EXPECT_EQ(
+      lines[0],
+      R"({"ARGS":[],"INSTRUCTION":"CALL","NAME":"randn","RESULT":["x1"],"TIME":"0"})");
   EXPECT_EQ(lines[1], R"({"INSTRUCTION":"MEMORY","MEMORY":"0","NAME":"x1"})");
-  EXPECT_EQ(lines[4], R"({"INSTRUCTION":"MEMORY","MEMORY":"181870592000","NAME":"x2"})");
-  EXPECT_EQ(lines[5],
-            R"({"ARGS":["x1","x2","x3"],"INSTRUCTION":"MUTATE","MUTATE":[0,2],"NAME":"addcmul_","TIME":"12"})");
+  EXPECT_EQ(lines[4],
+            R"({"INSTRUCTION":"MEMORY","MEMORY":"181870592000","NAME":"x2"})");
+  EXPECT_EQ(
+      lines[5],
+      R"({"ARGS":["x1","x2","x3"],"INSTRUCTION":"MUTATE","MUTATE":[0,2],"NAME":"addcmul_","TIME":"12"})");
   EXPECT_EQ(lines[6], R"({"ANNOTATION":"BACKWARD","INSTRUCTION":"ANNOTATE"})");
 }
 
@@ -195,8 +214,8 @@ TEST(TraceWriterTest, EveryLineHasSortedKeysAndStringNumbers) {
     ASSERT_TRUE(j.is_object()) << lines[i];
     std::vector<std::string> keys;
     for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-    ASSERT_TRUE(std::is_sorted(keys.begin(), keys.end())) << "line " << i + 1
-                                                          << ": " << lines[i];
+    ASSERT_TRUE(std::is_sorted(keys.begin(), keys.end()))
+        << "line " << i + 1 << ": " << lines[i];
     for (const char* k : {"TIME", "MEMORY", "ALIAS"}) {
       if (j.contains(k)) {
         ASSERT_TRUE(j[k].is_string()) << "line " << i + 1 << ": " << lines[i];
@@ -244,18 +263,18 @@ TEST(TraceWriterTest, RoundTripGivesTheProgramThatWasWritten) {
   std::ostringstream out;
   TraceWriter w(out);
   w.annotate("START");
-  w.constant("x1", 400);                                   // op 0, value 0
-  w.constant("x2", 16);                                    // op 1, value 1
-  w.call("conv", {"x1", "x2"}, {{"x3", 800, -1}}, 100);    // op 2, value 2
-  w.call("split", {"x3"},                                  // op 3, values 3-5
+  w.constant("x1", 400);                                 // op 0, value 0
+  w.constant("x2", 16);                                  // op 1, value 1
+  w.call("conv", {"x1", "x2"}, {{"x3", 800, -1}}, 100);  // op 2, value 2
+  w.call("split", {"x3"},                                // op 3, values 3-5
          {{"x4", 800, 0}, {"x5", 800, 0}, {"x6", 12, -1}}, 7);
   w.copy("x7", "x6");
   w.release("x3");
   std::vector<std::string> margs = {"x4", "x2"};
   std::vector<int> mutated = {0};
-  w.mutate("relu_", margs, mutated, 30);                    // op 4, value 6
+  w.mutate("relu_", margs, mutated, 30);  // op 4, value 6
   w.annotate("BACKWARD");
-  w.call("mul", {"x4", "x7"}, {{"x8", 64, -1}}, 9);        // op 5, value 7
+  w.call("mul", {"x4", "x7"}, {{"x8", 64, -1}}, 9);  // op 5, value 7
   w.copy_from("x5", "x8");
   w.release("x6");
   w.release("x8");
@@ -300,13 +319,12 @@ TEST(TraceWriterTest, RoundTripGivesTheProgramThatWasWritten) {
   EXPECT_EQ(steps_of(p, /*with_pins=*/false),
             (std::vector<std::string>{
                 "compute 0", "compute 1", "compute 2", "compute 3",
-                "retain 5",                 // COPY x7 <- x6
-                "release 2",                // RELEASE x3
-                "compute 4", "release 3",   // MUTATE x4
-                "compute 5",
-                "release 4", "retain 7",    // COPY_FROM x5 <- x8
-                "release 5",                // RELEASE x6
-                "release 7"}));             // RELEASE x8
+                "retain 5",                            // COPY x7 <- x6
+                "release 2",                           // RELEASE x3
+                "compute 4", "release 3",              // MUTATE x4
+                "compute 5", "release 4", "retain 7",  // COPY_FROM x5 <- x8
+                "release 5",                           // RELEASE x6
+                "release 7"}));                        // RELEASE x8
   // Still referenced: x1 (0), x2 (1), x4 (6), x5 (7), x7 (5).
   EXPECT_EQ(sorted_pins(p), (std::vector<ValueId>{0, 1, 5, 6, 7}));
 }

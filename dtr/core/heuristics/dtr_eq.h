@@ -36,13 +36,13 @@ class DtrEqHeuristic final : public Heuristic {
   /// Collects the distinct class roots of s's evicted neighbours.
   void neighbour_roots(const Graph& g, StorageId s);
 
-  std::vector<std::uint32_t> parent_;      // per class node
-  std::vector<std::int64_t> value_;        // meaningful at roots
-  std::vector<std::uint32_t> node_of_;     // per storage; kNoId if resident
-  std::vector<std::uint32_t> roots_;       // scratch
-  std::vector<std::uint32_t> root_mark_;   // per class node: epoch seen
+  std::vector<std::uint32_t> parent_;     // per class node
+  std::vector<std::int64_t> value_;       // meaningful at roots
+  std::vector<std::uint32_t> node_of_;    // per storage; kNoId if resident
+  std::vector<std::uint32_t> roots_;      // scratch
+  std::vector<std::uint32_t> root_mark_;  // per class node: epoch seen
   std::uint32_t epoch_ = 0;
-  bool recycling_ = false;                 // a storage was ever recycled
+  bool recycling_ = false;  // a storage was ever recycled
 };
 
 }  // namespace dtr

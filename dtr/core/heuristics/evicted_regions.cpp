@@ -89,8 +89,7 @@ const EvictedRegions::Cache& EvictedRegions::refresh(const Graph& g,
     // Still exact unless a later event touched one of its members.
     for (std::size_t i = c.stamp; i < events_.size(); ++i) {
       ++accesses_;
-      if (std::binary_search(c.members.begin(), c.members.end(),
-                             events_[i])) {
+      if (std::binary_search(c.members.begin(), c.members.end(), events_[i])) {
         c.valid = false;
         break;
       }

@@ -33,7 +33,7 @@ class EvictedRegions {
 
   void on_storage_created(const Graph& g, StorageId s);
   void on_op_recorded(const Graph& g, OpId op);
-  void on_changed(StorageId s);  ///< evicted, rematerialized or banished
+  void on_changed(StorageId s);   ///< evicted, rematerialized or banished
   void on_recycled(StorageId s);  ///< its id will name a new storage
 
   /// Sum of c0 over e*(s) in each direction (s resident).
@@ -49,7 +49,7 @@ class EvictedRegions {
     std::vector<StorageId> members;  ///< sorted: interior and frontier
     std::int64_t down_compute_ns = 0;
     std::int64_t up_compute_ns = 0;
-    std::size_t stamp = 0;           ///< events_.size() when computed
+    std::size_t stamp = 0;  ///< events_.size() when computed
     bool valid = false;
   };
   const Cache& refresh(const Graph& g, StorageId s);
@@ -68,8 +68,7 @@ class EvictedRegions {
 /// Shared plumbing of the two heuristics that read evicted regions.
 class RegionHeuristic : public Heuristic {
  public:
-  explicit RegionHeuristic(bool with_down)
-      : regions_(with_down, accesses_) {}
+  explicit RegionHeuristic(bool with_down) : regions_(with_down, accesses_) {}
   void on_storage_created(const Graph& g, StorageId s) override {
     regions_.on_storage_created(g, s);
   }

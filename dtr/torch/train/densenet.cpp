@@ -41,7 +41,8 @@ class DenseNetTask final : public CifarTask<nn::Sequential> {
   explicit DenseNetTask(std::int64_t batch) : CifarTask(batch) {
     constexpr std::int64_t kGrowth = 12, kLayers = 6;
     std::int64_t c = 2 * kGrowth;
-    net_->push_back(nn::Conv2d(nn::Conv2dOptions(3, c, 3).padding(1).bias(false)));
+    net_->push_back(
+        nn::Conv2d(nn::Conv2dOptions(3, c, 3).padding(1).bias(false)));
     for (int block = 0; block < 3; ++block) {
       for (int i = 0; i < kLayers; ++i) {
         net_->push_back(DenseLayer(c, kGrowth));

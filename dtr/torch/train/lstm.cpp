@@ -1,8 +1,8 @@
 // LSTM language-model-like task: embedding-free inputs (batch x seq x 32),
 // one LSTMCell (hidden 128) unrolled over `kSeq` steps, classifying every
-// step. Sequence length is a parameter (DTR_LSTM_SEQ, default 32). At the default
-// batch (256) a time step's activations (~1 MiB) dwarf the per-step weight
-// gradients (W_hh: 256 KiB), as in the training runs DTR is for.
+// step. Sequence length is a parameter (DTR_LSTM_SEQ, default 32). At the
+// default batch (256) a time step's activations (~1 MiB) dwarf the per-step
+// weight gradients (W_hh: 256 KiB), as in the training runs DTR is for.
 #include <cstdlib>
 
 #include "dtr/torch/train/models.h"

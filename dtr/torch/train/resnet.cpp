@@ -9,8 +9,10 @@ namespace nn = torch::nn;
 
 struct BasicBlockImpl : nn::Module {
   BasicBlockImpl(std::int64_t in, std::int64_t out, std::int64_t stride)
-      : conv1(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(
-            false)),
+      : conv1(nn::Conv2dOptions(in, out, 3)
+                  .stride(stride)
+                  .padding(1)
+                  .bias(false)),
         bn1(out),
         conv2(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)),
         bn2(out) {

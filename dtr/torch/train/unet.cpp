@@ -22,10 +22,12 @@ struct UNetImpl : nn::Module {
     down2 = register_module("down2", double_conv(16, 32));
     bottom = register_module("bottom", double_conv(32, 64));
     up2 = register_module(
-        "up2", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(64, 32, 2).stride(2)));
+        "up2",
+        nn::ConvTranspose2d(nn::ConvTranspose2dOptions(64, 32, 2).stride(2)));
     dec2 = register_module("dec2", double_conv(64, 32));
     up1 = register_module(
-        "up1", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(32, 16, 2).stride(2)));
+        "up1",
+        nn::ConvTranspose2d(nn::ConvTranspose2dOptions(32, 16, 2).stride(2)));
     dec1 = register_module("dec1", double_conv(32, 16));
     head = register_module("head", nn::Conv2d(nn::Conv2dOptions(16, 2, 1)));
   }

@@ -1,8 +1,8 @@
 // Uses the installed dtr::torch: a checkpointed computation under a budget
 // equals the plain one.
-#include <cstdio>
-
 #include <ATen/ATen.h>
+
+#include <cstdio>
 
 #include "dtr/torch/dtr_torch.h"
 
