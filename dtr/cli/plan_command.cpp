@@ -45,9 +45,9 @@ std::vector<std::string> split_list(const std::string& text) {
 // One row of the result: a planner's schedule or a simulated DTR run.
 struct Row {
   std::string name;
-  std::string kind;    // "planner" or "dtr"
+  std::string kind;  // "planner" or "dtr"
   std::string status;
-  bool fits = false;   // a run or schedule within the budget
+  bool fits = false;  // a run or schedule within the budget
   std::int64_t compute_ns = 0;
   std::int64_t peak_bytes = 0;
   double overhead = 0;
@@ -59,11 +59,14 @@ struct Row {
 };
 
 nlohmann::json row_to_json(const Row& r) {
-  nlohmann::json j{{"name", r.name},         {"kind", r.kind},
-                   {"status", r.status},     {"fits", r.fits},
+  nlohmann::json j{{"name", r.name},
+                   {"kind", r.kind},
+                   {"status", r.status},
+                   {"fits", r.fits},
                    {"compute_ns", r.compute_ns},
                    {"peak_bytes", r.peak_bytes},
-                   {"overhead", r.overhead}, {"message", r.message}};
+                   {"overhead", r.overhead},
+                   {"message", r.message}};
   if (r.kind == "planner") {
     j["gap"] = r.gap;
     j["lower_bound_ns"] = r.lower_bound_ns;
@@ -93,8 +96,8 @@ Row planner_row(const plan::PlanResult& p, std::int64_t baseline_ns) {
   } else if (p.validation.ok && p.runtime.ok) {
     r.verdict = "valid";
   } else {
-    r.verdict = "rejected: " + (p.validation.ok ? p.runtime.problem
-                                                : p.validation.problem);
+    r.verdict = "rejected: " +
+                (p.validation.ok ? p.runtime.problem : p.validation.problem);
   }
   r.message = p.message;
   return r;
@@ -112,22 +115,23 @@ void run_plan(const PlanOptions& o) {
   sim::NamedProgram p = sim::load_program(o.trace);
   sim::Baseline baseline = sim::compute_baseline(p.program);
   std::int64_t budget =
-      o.budget_bytes ? *o.budget_bytes
-                     : sim::budget_for_ratio(*o.budget_ratio, baseline.peak_bytes);
+      o.budget_bytes
+          ? *o.budget_bytes
+          : sim::budget_for_ratio(*o.budget_ratio, baseline.peak_bytes);
   plan::StaticGraph g = plan::build_static_graph(p.program);
 
   std::vector<Row> rows;
   for (const std::string& name : planners) {
-    plan::PlanResult r = plan::run_planner(
-        g, {.planner = name, .budget_bytes = budget,
-            .time_limit_s = o.time_limit_s});
+    plan::PlanResult r = plan::run_planner(g, {.planner = name,
+                                               .budget_bytes = budget,
+                                               .time_limit_s = o.time_limit_s});
     // Note [plan validation]: a schedule the planner claims fits but that
     // does not execute within the budget is a bug in dtr, never a result.
     if (!r.consistent()) {
-      throw InternalError("[plan] planner " + name +
-                          " returned a schedule that fails validation: " +
-                          (r.validation.ok ? r.runtime.problem
-                                           : r.validation.problem));
+      throw InternalError(
+          "[plan] planner " + name +
+          " returned a schedule that fails validation: " +
+          (r.validation.ok ? r.runtime.problem : r.validation.problem));
     }
     rows.push_back(planner_row(r, g.baseline_cost_ns()));
   }
@@ -216,16 +220,9 @@ void add_plan_command(CLI::App& app) {
   sub->add_option("trace", o->trace,
                   "trace file, or model:NAME[?batch=..&depth=..&seed=..]")
       ->required();
-  auto* ratio = sub->add_option(
-      "--budget-ratio", o->budget_ratio,
+  add_budget_options(
+      sub, o->budget_ratio, o->budget_bytes,
       "budget as a fraction of the baseline peak (as in dtr sim)");
-  ratio->check(real_in(0, std::numeric_limits<double>::max(),
-                       /*min_exclusive=*/true));
-  auto* bytes = sub->add_option("--budget-bytes", o->budget_bytes,
-                                "budget in bytes, 0 to 2^63-1");
-  bytes->transform(integer_in<std::int64_t>(
-      0, std::numeric_limits<std::int64_t>::max()));
-  ratio->excludes(bytes);
   sub->add_option("--planner", o->planners,
                   "milp, lp-round, chen-sqrtn, chen-greedy, revolve, "
                   "checkpoint-all, a comma list, or all (default milp)");

@@ -10,8 +10,8 @@
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/error.h"
-#include "dtr/sim/program_source.h"
 #include "dtr/report/result_table.h"
+#include "dtr/sim/program_source.h"
 
 namespace dtr::cli {
 
@@ -91,17 +91,10 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("trace", o->trace,
                   "trace file, or model:NAME[?batch=..&depth=..&seed=..]")
       ->required();
-  auto* ratio = sub->add_option(
-      "--budget-ratio", o->budget_ratio,
+  add_budget_options(
+      sub, o->budget_ratio, o->budget_bytes,
       "budget as a fraction of the baseline peak: a positive finite number "
       "whose product with the peak fits in 64 bits (else an error)");
-  ratio->check(real_in(0, std::numeric_limits<double>::max(),
-                       /*min_exclusive=*/true));
-  auto* bytes = sub->add_option("--budget-bytes", o->budget_bytes,
-                                "budget in bytes, 0 to 2^63-1");
-  bytes->transform(integer_in<std::int64_t>(
-      0, std::numeric_limits<std::int64_t>::max()));
-  ratio->excludes(bytes);
   sub->add_option("--heuristic", o->heuristic,
                   "dtr, dtr-eq, dtr-local, msps, lru, size, random");
   sub->add_option("--policy", o->policy, "eager, ignore or banish");

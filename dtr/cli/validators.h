@@ -10,14 +10,14 @@
 ///   // dtr --threads 0  ->  "--threads: '0' is not an integer in [1, 1024]"
 ///
 /// Header-only.
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
-
-#include <CLI/CLI.hpp>
 
 namespace dtr::cli {
 
@@ -74,6 +74,21 @@ inline CLI::Validator real_in(double min, double max,
         return {};
       },
       "FLOAT in " + bounds);
+}
+
+/// The budget options `dtr sim` and `dtr plan` share: --budget-ratio (a
+/// fraction of the baseline peak, `ratio_help`) or --budget-bytes, not both.
+inline void add_budget_options(CLI::App* sub, std::optional<double>& ratio,
+                               std::optional<std::int64_t>& bytes,
+                               const std::string& ratio_help) {
+  auto* r = sub->add_option("--budget-ratio", ratio, ratio_help);
+  r->check(real_in(0, std::numeric_limits<double>::max(),
+                   /*min_exclusive=*/true));
+  auto* b =
+      sub->add_option("--budget-bytes", bytes, "budget in bytes, 0 to 2^63-1");
+  b->transform(
+      integer_in<std::int64_t>(0, std::numeric_limits<std::int64_t>::max()));
+  r->excludes(b);
 }
 
 }  // namespace dtr::cli

@@ -33,12 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 void wait_all(c10d::ProcessGroup& pg, std::vector<at::Tensor>& v) {
   pg.allreduce(v)->wait();
 }
@@ -48,67 +42,21 @@ void wait_all(c10d::ProcessGroup& pg, std::vector<at::Tensor>& v) {
 RunReport train_rank(const TrainOptions& o, c10d::ProcessGroup& pg,
                      const RankOptions& r, bool use_dtr, std::int64_t budget,
                      std::ostream* log) {
-  const std::int64_t batch = o.batch.value_or(default_batch(o.model));
-  torch::manual_seed(o.seed);
-  auto task = make_task(o.model, batch);
-  auto params = task->module().parameters();
-  torch::optim::SGD opt(params,
-                        torch::optim::SGDOptions(o.lr).momentum(o.momentum));
-  task->module().train();
-  RunReport report;
-  dtr::pt::reset_peak();
-  std::unique_ptr<dtr::pt::Budget> guard;
-  if (use_dtr) guard = std::make_unique<dtr::pt::Budget>(budget);
-  const std::int64_t start = now_ns();
-  for (std::int64_t step = 0; step < o.steps; ++step) {
-    auto inputs = task->batch(step * r.world + r.rank);
-    const std::int64_t t0 = now_ns();
-    if (use_dtr) {
-      for (auto& t : inputs) t = dtr::pt::checkpoint(t);
+  Shard shard{.rank = r.rank, .world = r.world};
+  shard.sync_gradients = [&pg, world = r.world](std::vector<at::Tensor>& ps) {
+    torch::NoGradGuard no_grad;
+    for (auto& p : ps) {
+      if (!p.grad().defined()) continue;
+      // Note [Plain parameter gradients]: never a checkpointed tensor in a
+      // collective (an all-reduce must never be replayed).
+      DTR_ASSERT(!dtr::pt::is_checkpoint(p.grad()),
+                 "a checkpointed parameter gradient reached the all-reduce");
+      std::vector<at::Tensor> v{p.grad()};
+      pg.allreduce(v)->wait();
+      p.grad().div_(world);
     }
-    opt.zero_grad();
-    torch::Tensor loss = task->loss(inputs);
-    loss.backward();
-    {
-      torch::NoGradGuard no_grad;
-      for (auto& p : params) {
-        if (!p.grad().defined()) continue;
-        // Note [Plain parameter gradients]: never a checkpointed tensor
-        // in a collective (an all-reduce must never be replayed).
-        DTR_ASSERT(!dtr::pt::is_checkpoint(p.grad()),
-                   "a checkpointed parameter gradient reached the all-reduce");
-        std::vector<at::Tensor> v{p.grad()};
-        wait_all(pg, v);
-        p.grad().div_(r.world);
-      }
-    }
-    opt.step();
-    StepReport s;
-    s.loss = loss.item<double>();
-    s.wall_ns = now_ns() - t0;
-    const auto st = dtr::pt::stats();
-    s.allocator_peak_bytes = st.allocator_peak_bytes;
-    s.dtr_peak_bytes = st.dtr_peak_bytes;
-    report.steps.push_back(s);
-    if (log != nullptr) {
-      *log << "rank " << r.rank << " step " << step << " loss " << s.loss
-           << " wall_ms " << s.wall_ns / 1e6 << " peak_bytes "
-           << s.allocator_peak_bytes << " dtr_peak_bytes " << s.dtr_peak_bytes
-           << "\n";
-    }
-  }
-  report.wall_ns = now_ns() - start;
-  report.stats = dtr::pt::stats();
-  report.allocator_peak_bytes = report.stats.allocator_peak_bytes;
-  report.dtr_peak_bytes = report.stats.dtr_peak_bytes;
-  torch::NoGradGuard no_grad;
-  for (const auto& p : task->module().parameters()) {
-    report.params.push_back(dtr::pt::decheckpoint(p).clone());
-  }
-  for (const auto& b : task->module().buffers()) {
-    report.params.push_back(dtr::pt::decheckpoint(b).clone());
-  }
-  return report;
+  };
+  return train_once(o, use_dtr, budget, log, &shard);
 }
 
 std::string last_line(const fs::path& path) {

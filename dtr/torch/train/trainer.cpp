@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "dtr/core/error.h"
-#include "dtr/trace/output_file.h"
 #include "dtr/torch/trace_recording.h"
 #include "dtr/torch/train/models.h"
+#include "dtr/trace/output_file.h"
 
 namespace dtr::pt::train {
 namespace {
@@ -34,13 +34,14 @@ std::vector<torch::Tensor> snapshot(torch::nn::Module& m) {
 }  // namespace
 
 RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
-                     std::ostream* log) {
+                     std::ostream* log, const Shard* shard) {
   DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
             o.batch.value_or(0));
   const std::int64_t batch = o.batch.value_or(default_batch(o.model));
   torch::manual_seed(o.seed);
   auto task = make_task(o.model, batch);
-  torch::optim::SGD opt(task->module().parameters(),
+  auto params = task->module().parameters();
+  torch::optim::SGD opt(params,
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum));
   task->module().train();
 
@@ -50,7 +51,7 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
   if (use_dtr) guard = std::make_unique<dtr::pt::Budget>(budget);
   const std::int64_t start = now_ns();
   for (std::int64_t step = 0; step < o.steps; ++step) {
-    auto inputs = task->batch(step);
+    auto inputs = task->batch(shard ? step * shard->world + shard->rank : step);
     const auto before = dtr::pt::stats();
     const std::int64_t t0 = now_ns();
     if (use_dtr) {
@@ -59,6 +60,7 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
     opt.zero_grad();
     torch::Tensor loss = task->loss(inputs);
     loss.backward();
+    if (shard != nullptr) shard->sync_gradients(params);
     opt.step();
     StepReport s;
     s.loss = loss.item<double>();
@@ -71,6 +73,7 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
     s.remat_ops = after.remat_ops - before.remat_ops;
     report.steps.push_back(s);
     if (log != nullptr) {
+      if (shard != nullptr) *log << "rank " << shard->rank << " ";
       *log << "step " << step << " loss " << s.loss << " wall_ms "
            << s.wall_ns / 1e6 << " peak_bytes " << s.allocator_peak_bytes
            << " dtr_peak_bytes " << s.dtr_peak_bytes << " evictions "
@@ -112,12 +115,11 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   if (o.budget_ratio) {
     RunReport free = train_once(o, true, dtr::pt::kUnlimited, nullptr);
     // ratio <= 1: the product fits.
-    budget = static_cast<std::int64_t>(*o.budget_ratio *
-                                       static_cast<double>(free.dtr_peak_bytes));
+    budget = static_cast<std::int64_t>(
+        *o.budget_ratio * static_cast<double>(free.dtr_peak_bytes));
     out << "unbudgeted: dtr_peak_bytes " << free.dtr_peak_bytes
-        << " allocator_peak_bytes " << free.allocator_peak_bytes
-        << " wall_ms " << free.wall_ns / 1e6 << " -> budget_bytes " << budget
-        << "\n";
+        << " allocator_peak_bytes " << free.allocator_peak_bytes << " wall_ms "
+        << free.wall_ns / 1e6 << " -> budget_bytes " << budget << "\n";
   }
   std::unique_ptr<std::ofstream> trace;
   std::unique_ptr<dtr::pt::TraceRecording> recording;
@@ -135,8 +137,8 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
       << " dtr_peak_bytes " << run.dtr_peak_bytes << " outside_bytes "
       << (run.allocator_peak_bytes - run.dtr_peak_bytes) << " wall_ms "
       << run.wall_ns / 1e6 << " evictions " << s.evictions
-      << " eager_evictions " << s.eager_evictions << " remats "
-      << s.remat_ops << " lineage_cuts " << s.lineage_cuts << "\n";
+      << " eager_evictions " << s.eager_evictions << " remats " << s.remat_ops
+      << " lineage_cuts " << s.lineage_cuts << "\n";
   if (o.check) {
     RunReport plain = train_once(o, false, dtr::pt::kUnlimited, nullptr);
     bool same = plain.steps.size() == run.steps.size() &&

@@ -5,13 +5,14 @@
 ///   dtr::pt::train::TrainOptions o{.model = "mlp", .batch = 256, .steps = 2,
 ///                                .budget_ratio = 0.5, .check = true};
 ///   dtr::pt::train::run_train(o, std::cout);   // throws if the check fails
+#include <torch/torch.h>
+
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "dtr/torch/dtr_torch.h"
 
@@ -19,14 +20,14 @@ namespace dtr::pt::train {
 
 struct TrainOptions {
   std::string model = "mlp";
-  std::optional<std::int64_t> batch;   ///< > 0; unset: the model's default
-  std::int64_t steps = 3;              ///< > 0
+  std::optional<std::int64_t> batch;  ///< > 0; unset: the model's default
+  std::int64_t steps = 3;             ///< > 0
   /// At most one budget; neither: unlimited.
   std::optional<double> budget_ratio;  ///< (0, 1] of the unbudgeted DTR peak
   std::optional<std::int64_t> budget_bytes;  ///< >= 0
   bool check = false;
-  std::string record;              ///< trace file, empty: none
-  bool bytes_cost = false;         ///< deterministic cost model
+  std::string record;       ///< trace file, empty: none
+  bool bytes_cost = false;  ///< deterministic cost model
   /// One untimed plain step first, so neither timed run pays the process's
   /// warm-up (thread pools, first touch of fresh heap pages).
   bool warmup = false;
@@ -53,10 +54,20 @@ struct RunReport {
   dtr::pt::Stats stats;
 };
 
+/// One rank of data-parallel training (data_parallel.h): step k trains on
+/// batch k * world + rank, and `sync_gradients` (the all-reduce) runs on
+/// the parameters between backward() and the optimizer step.
+struct Shard {
+  int rank = 0;
+  int world = 1;
+  std::function<void(std::vector<torch::Tensor>& params)> sync_gradients;
+};
+
 /// Trains from a fixed seed. `use_dtr` checkpoints the inputs; `budget`
 /// (bytes) applies only then. `log` (optional) gets one line per step.
+/// `shard` (optional) makes it one rank of a data-parallel job.
 RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
-                     std::ostream* log);
+                     std::ostream* log, const Shard* shard = nullptr);
 
 /// `dtr train`: resolves the budget (a ratio needs an unbudgeted DTR run),
 /// trains, prints per-step lines and a summary; with o.check also trains
