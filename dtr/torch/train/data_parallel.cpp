@@ -42,7 +42,9 @@ void wait_all(c10d::ProcessGroup& pg, std::vector<at::Tensor>& v) {
 RunReport train_rank(const TrainOptions& o, c10d::ProcessGroup& pg,
                      const RankOptions& r, bool use_dtr, std::int64_t budget,
                      std::ostream* log) {
-  Shard shard{.rank = r.rank, .world = r.world};
+  Shard shard;
+  shard.rank = r.rank;
+  shard.world = r.world;
   shard.sync_gradients = [&pg, world = r.world](std::vector<at::Tensor>& ps) {
     torch::NoGradGuard no_grad;
     for (auto& p : ps) {
