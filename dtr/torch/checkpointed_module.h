@@ -16,6 +16,7 @@
 #include <torch/nn/module.h>
 
 #include <concepts>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -42,8 +43,12 @@ inline std::vector<at::Tensor> checkpoint_argument(
   for (const auto& t : ts) out.push_back(checkpoint_argument(t));
   return out;
 }
+// Not for a std::vector<at::Tensor> lvalue either: this template would bind
+// it more closely than the overload above and pass the list through.
 template <typename T>
-requires(!std::convertible_to<const T&, const at::Tensor&>) decltype(auto)
+requires(!std::convertible_to<const T&, const at::Tensor&> &&
+         !std::same_as<std::remove_cvref_t<T>,
+                       std::vector<at::Tensor>>) decltype(auto)
     checkpoint_argument(T&& value) {
   return std::forward<T>(value);
 }

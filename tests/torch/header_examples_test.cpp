@@ -64,4 +64,19 @@ TEST(TorchHeaderExamplesTest, CheckpointedModuleH) {
   }
 }
 
+// A module taking a list of tensors gets each one checkpointed, whether the
+// list is passed as an lvalue or a temporary.
+struct PairSumImpl : torch::nn::Module {
+  at::Tensor forward(std::vector<at::Tensor> xs) { return xs[0] + xs[1]; }
+};
+TORCH_MODULE(PairSum);
+
+TEST(TorchHeaderExamplesTest, CheckpointedModuleTakesTensorLists) {
+  auto model = dtr::pt::checkpoint(PairSum());
+  std::vector<at::Tensor> xs{torch::ones({4}), torch::ones({4})};
+  EXPECT_TRUE(dtr::pt::is_checkpoint(model.forward(xs)));
+  EXPECT_TRUE(dtr::pt::is_checkpoint(model(std::vector<at::Tensor>(xs))));
+  EXPECT_FALSE(dtr::pt::is_checkpoint(model->forward(xs)));
+}
+
 }  // namespace
