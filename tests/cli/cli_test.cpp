@@ -3,7 +3,6 @@
 // stdout and stderr captured separately. Results must match the library's;
 // every error exits non-zero with one line on stderr naming the problem.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,10 +21,7 @@
 #include "dtr/sim/program_source.h"
 #include "dtr/sim/simulator.h"
 #include "dtr/trace/trace_reader.h"
-
-#ifndef DTR_CLI_PATH
-#error "DTR_CLI_PATH must name the built dtr binary"
-#endif
+#include "tests/support/run_cli.h"
 
 namespace dtr::cli {
 namespace {
@@ -33,25 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s)
-    out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using RunResult = dtr::testing::CliRun;
+using dtr::testing::quote;
+using dtr::testing::slurp;
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> out;
@@ -93,20 +73,7 @@ class CliTest : public ::testing::Test {
   // `env` (e.g. "PATH=/nonexistent") is put in dtr's environment.
   RunResult dtr(const std::string& args, const std::string& stdout_to = "",
                 const std::string& env = "") {
-    fs::path out = dir_ / "stdout.txt";
-    fs::path err = dir_ / "stderr.txt";
-    fs::remove(out);
-    std::string cmd = "cd " + quote(dir_.string()) + " && " + env + " " +
-                      quote(DTR_CLI_PATH) + " " + args + " >" +
-                      quote(stdout_to.empty() ? out.string() : stdout_to) +
-                      " 2>" + quote(err.string()) + " </dev/null";
-    int status = std::system(cmd.c_str());
-    RunResult r;
-    r.exit_code =
-        (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    return dtr::testing::run_cli(dir_, args, stdout_to, env);
   }
 
   fs::path path(const std::string& name) const { return dir_ / name; }

@@ -1,48 +1,26 @@
 // `dtr plan` as a user runs it: exit status, JSON and errors.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
-#ifndef DTR_CLI_PATH
-#error "DTR_CLI_PATH must name the built dtr binary"
-#endif
+#include "tests/support/run_cli.h"
 
 namespace dtr::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct PlanRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using PlanRun = dtr::testing::CliRun;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
+// `dtr ARGS` in a fresh scratch directory, removed afterwards.
 PlanRun dtr(const std::string& args) {
-  fs::path dir = fs::temp_directory_path() /
-                 ("dtr_plan_cli_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() /
+                       ("dtr_plan_cli_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::string cmd = std::string(DTR_CLI_PATH) + " " + args + " >" +
-                    (dir / "out").string() + " 2>" + (dir / "err").string();
-  int status = std::system(cmd.c_str());
-  PlanRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
+  PlanRun r = dtr::testing::run_cli(dir, args);
   fs::remove_all(dir);
   return r;
 }
