@@ -31,6 +31,7 @@
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
+#include "dtr/torch/op_rules.h"
 #include "dtr/torch/trace_recorder.h"
 
 namespace torch::autograd {
@@ -132,8 +133,10 @@ class Context final : public Executor {
   void call_unexplained(const c10::OperatorHandle& op,
                         torch::jit::Stack* stack);
   // special_ops.cpp
-  bool route_special(const c10::OperatorHandle& op, torch::jit::Stack* stack,
-                     std::vector<c10::IValue>& args);
+  bool route_special(const c10::OperatorHandle& op, const OpRules& rules,
+                     torch::jit::Stack* stack, std::vector<c10::IValue>& args);
+  /// The rules of `op`, worked out at its first call (op_rules.h).
+  const OpRules& rules_for(const c10::OperatorHandle& op);
   void call_in_place_view(const c10::OperatorHandle& view,
                           torch::jit::Stack* stack,
                           std::vector<c10::IValue>& args);
@@ -259,6 +262,9 @@ class Context final : public Executor {
   std::unordered_set<std::string> warned_escapes_;
   std::uint64_t ops_ = 0;
   const std::string* current_op_ = nullptr;  // for out-of-memory messages
+  // By schema address, which is stable while the operator is registered;
+  // OpRules::id catches an address reused by another operator.
+  std::unordered_map<const c10::FunctionSchema*, OpRules> rules_;
   TraceRecorder* recorder_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call

@@ -25,10 +25,10 @@ std::int64_t now_ns() {
       .count();
 }
 
-RngCapture capture_rng(const c10::FunctionSchema& schema,
+RngCapture capture_rng(const OpRules& rules,
                        const std::vector<c10::IValue>& args) {
   RngCapture rng;
-  if (!is_random(schema)) return rng;
+  if (!rules.random) return rng;
   for (const auto& a : args) {
     if (a.isGenerator()) rng.generator = a.toGenerator();
   }
@@ -65,13 +65,14 @@ void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 void Context::call_unexplained(const c10::OperatorHandle& op,
                                torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
-  const std::string name = op_name(op);
-  check_supported(schema, name);
+  const OpRules& rules = rules_for(op);
+  const std::string& name = rules.name;
+  if (rules.unsupported) check_supported(schema, name);  // throws
   const std::size_t n = schema.arguments().size();
   std::vector<c10::IValue> args(std::make_move_iterator(stack->end() - n),
                                 std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n, stack->end());
-  if (route_special(op, stack, args)) return;
+  if (route_special(op, rules, stack, args)) return;
   struct CurrentOp {  // names the operator in out-of-memory messages
     const std::string*& slot;
     const std::string* saved;
@@ -96,7 +97,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   ++ops_;
   std::optional<CallGuard> guard;
   guard.emplace(runtime_, slots.ids);  // may rematerialize: may run out
-  const RngCapture rng = capture_rng(schema, args);
+  const RngCapture rng = capture_rng(rules, args);
   Outputs out = run_op(op, stack, args, plan, slots);
   classify_results(schema, name, args, plan, slots, out);
 
@@ -131,6 +132,14 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   if (plan.direct) hold_written(args, plan);
   for (TensorId id : slots.ids) evict_if_unreferenced(id);
   wrap_results(stack, args, out, out_cells);
+}
+
+const OpRules& Context::rules_for(const c10::OperatorHandle& op) {
+  auto it = rules_.find(&op.schema());
+  if (it != rules_.end() && it->second.id == op.operator_name()) {
+    return it->second;
+  }
+  return rules_.insert_or_assign(&op.schema(), rules_of(op)).first->second;
 }
 
 void Context::note_parameters(const std::vector<c10::IValue>& args) {

@@ -38,17 +38,51 @@ bool is_random(const c10::FunctionSchema& schema) {
   return false;
 }
 
-void check_supported(const c10::FunctionSchema& schema,
-                     const std::string& name) {
+namespace {
+
+// Operators that replace a tensor's storage in place.
+bool replaces_storage(const c10::FunctionSchema& schema) {
   static const std::unordered_set<std::string> kUnsupported = {
       "aten::set_",          "aten::resize_",       "aten::resize_as_",
       "aten::record_stream", "aten::share_memory_", "aten::_coalesced_"};
-  if (kUnsupported.count(schema.name()) != 0) {
+  return kUnsupported.count(schema.name()) != 0;
+}
+
+}  // namespace
+
+void check_supported(const c10::FunctionSchema& schema,
+                     const std::string& name) {
+  if (replaces_storage(schema)) {
     throw UnsupportedOperator(detail::concat(
         "[dtr] ", name,
         " is not supported on checkpointed tensors (it changes a tensor's "
         "storage in place); call dtr::pt::decheckpoint() first"));
   }
+}
+
+OpRules rules_of(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema& schema = op.schema();
+  OpRules r;
+  r.id = op.operator_name();
+  r.name = op_name(op);
+  r.unsupported = replaces_storage(schema);
+  r.random = is_random(schema);
+  const std::string& n = schema.name();
+  using Route = OpRules::Route;
+  if (n == "aten::detach_") {
+    r.route = Route::kDetach;
+  } else if (n == "aten::unsafe_split" ||
+             n == "aten::unsafe_split_with_sizes") {
+    r.route = Route::kUnsafeSplit;
+  } else if ((r.view = out_of_place_view(schema))) {
+    r.route = Route::kInPlaceView;
+  } else if (n == "aten::rrelu_with_noise" || n == "aten::rrelu_with_noise_") {
+    r.route = Route::kRreluWithNoise;
+  } else if (n == "aten::_to_copy") {
+    r.route = Route::kToCopy;
+    if (auto i = schema.argumentIndexWithName("device")) r.device_arg = *i;
+  }
+  return r;
 }
 
 // Note [In-place view operators]

@@ -1,7 +1,8 @@
 #pragma once
 /// What the kernel must know about an operator beyond its schema: the
 /// tables of special cases, in one place. Pure functions of the schema
-/// (and for batch norm, of its arguments); no state.
+/// (and for batch norm, of its arguments); no state. The per-call checks
+/// are gathered in OpRules, which the kernel works out once per operator.
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <optional>
@@ -23,6 +24,30 @@ bool is_random(const c10::FunctionSchema& schema);
 /// storage, which a checkpointed value cannot express.
 void check_supported(const c10::FunctionSchema& schema,
                      const std::string& name);
+
+/// The special cases of one operator, from its schema alone. Working them
+/// out compares strings and walks argument types; the kernel does it once
+/// per operator and caches the result (Context::rules_for), since it runs
+/// on every call.
+struct OpRules {
+  /// How Context::route_special handles the operator (special_ops.cpp).
+  enum class Route {
+    kNone,            ///< the general path
+    kDetach,          ///< detach_: autograd metadata only
+    kUnsafeSplit,     ///< Note [unsafe_split]
+    kInPlaceView,     ///< Note [In-place view operators]
+    kRreluWithNoise,  ///< rrelu_with_noise(_): writes its noise argument
+    kToCopy,          ///< _to_copy: plain when it names a device
+  };
+  c10::OperatorName id{"", ""};  ///< the operator these rules are for
+  std::string name;              ///< "aten::add_.Tensor"
+  bool unsupported = false;      ///< check_supported() would throw
+  bool random = false;           ///< is_random()
+  Route route = Route::kNone;
+  std::optional<c10::OperatorHandle> view;  ///< kInPlaceView: the view op
+  std::optional<int> device_arg;            ///< kToCopy: the device argument
+};
+OpRules rules_of(const c10::OperatorHandle& op);
 
 /// For an in-place view operator (`as_strided_`, `transpose_`, ...): its
 /// out-of-place counterpart, which takes the same arguments.

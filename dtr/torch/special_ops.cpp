@@ -56,40 +56,35 @@ at::Tensor layout_preserving_clone(const at::Tensor& p) {
 }  // namespace
 
 // Operators that are not recorded as one call of themselves.
-bool Context::route_special(const c10::OperatorHandle& op,
+bool Context::route_special(const c10::OperatorHandle& op, const OpRules& rules,
                             torch::jit::Stack* stack,
                             std::vector<c10::IValue>& args) {
-  const c10::FunctionSchema& schema = op.schema();
-  if (schema.name() == "aten::detach_") {  // autograd metadata only
-    stack->push_back(std::move(args[0]));
-    return true;
-  }
-  if (!in_unsafe_split_ &&
-      (schema.name() == "aten::unsafe_split" ||
-       schema.name() == "aten::unsafe_split_with_sizes") &&
-      as_checkpoint(args[0].toTensor()) != nullptr) {
-    call_unsafe_split(op, stack, args);
-    return true;
-  }
-  if (auto view = out_of_place_view(schema)) {
-    if (as_checkpoint(args[0].toTensor()) != nullptr) {
-      call_in_place_view(*view, stack, args);
+  using Route = OpRules::Route;
+  switch (rules.route) {
+    case Route::kNone:
+      return false;
+    case Route::kDetach:  // autograd metadata only
+      stack->push_back(std::move(args[0]));
       return true;
-    }
-  }
-  if ((schema.name() == "aten::rrelu_with_noise" ||
-       schema.name() == "aten::rrelu_with_noise_") &&
-      as_checkpoint(args[1].toTensor()) != nullptr) {
-    call_rrelu_with_noise(op, stack, args);
-    return true;
-  }
-  if (schema.name() == "aten::_to_copy") {
-    auto device = schema.argumentIndexWithName("device");
-    if (device && !args[*device].isNone()) {
+    case Route::kUnsafeSplit:
+      if (in_unsafe_split_ || as_checkpoint(args[0].toTensor()) == nullptr) {
+        return false;
+      }
+      call_unsafe_split(op, stack, args);
+      return true;
+    case Route::kInPlaceView:
+      if (as_checkpoint(args[0].toTensor()) == nullptr) return false;
+      call_in_place_view(*rules.view, stack, args);
+      return true;
+    case Route::kRreluWithNoise:
+      if (as_checkpoint(args[1].toTensor()) == nullptr) return false;
+      call_rrelu_with_noise(op, stack, args);
+      return true;
+    case Route::kToCopy:
       // An explicit device asks for a real tensor (printing does this).
+      if (!rules.device_arg || args[*rules.device_arg].isNone()) return false;
       call_plain(op, stack, std::move(args));
       return true;
-    }
   }
   return false;
 }
