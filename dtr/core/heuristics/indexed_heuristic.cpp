@@ -13,7 +13,8 @@ StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
   if (choice_mode() == ChoiceMode::kCheck) {
     StorageId reference = scan(ctx);
     DTR_ASSERT(victim == reference, "[", name(), "] the index chose storage ",
-               victim, " (score ", victim == kNoId ? 0.0 : score(ctx.graph, victim, ctx.now),
+               victim, " (score ",
+               victim == kNoId ? 0.0 : score(ctx.graph, victim, ctx.now),
                ") but the scan chose ", reference, " (score ",
                reference == kNoId ? 0.0 : score(ctx.graph, reference, ctx.now),
                ") at clock ", ctx.now);

@@ -35,8 +35,8 @@ bool slope_less(const StalenessLine& a, const StalenessLine& b) {
 
 }  // namespace
 
-bool KineticTournament::key_less(const StalenessLine& a,
-                                 const StalenessLine& b, std::int64_t now) {
+bool KineticTournament::key_less(const StalenessLine& a, const StalenessLine& b,
+                                 std::int64_t now) {
   // a.m (T - a.a) / a.c < b.m (T - b.a) / b.c, cross-multiplied.
   return product3(a.bytes, staleness(a, now), b.cost_ns) <
          product3(b.bytes, staleness(b, now), a.cost_ns);
@@ -110,8 +110,8 @@ void KineticTournament::pull(std::uint32_t node, std::int64_t now) {
   // Of equal keys the steeper line wins: it stays ahead afterwards.
   const StalenessLine& la = lines_[a];
   const StalenessLine& lb = lines_[b];
-  bool b_wins = key_less(la, lb, now) ||
-                (!key_less(lb, la, now) && slope_less(la, lb));
+  bool b_wins =
+      key_less(la, lb, now) || (!key_less(lb, la, now) && slope_less(la, lb));
   std::int32_t w = b_wins ? b : a, l = b_wins ? a : b;
   win_[node] = w;
   expire_[node] = std::min(expire, crossing(w, l, now));

@@ -39,8 +39,7 @@ class ScoreIndex {
 
   /// Indexes pooled storage `s` with cost `cost_ns` (its bytes, last access
   /// and pool entry are read from the graph), replacing any older entry.
-  void set(const Graph& g, StorageId s, std::int64_t cost_ns,
-           std::int64_t now);
+  void set(const Graph& g, StorageId s, std::int64_t cost_ns, std::int64_t now);
   /// Drops the entry of `s`, if any.
   void erase(StorageId s, std::int64_t now);
   void clear();
@@ -64,11 +63,11 @@ class ScoreIndex {
 
   RoundedScore score_;
   KineticTournament tournament_;
-  std::vector<Entry> entries_;              // per slot
-  std::vector<std::uint32_t> slot_of_;      // per storage, kNoId if none
-  std::vector<std::uint32_t> free_slots_;   // recycled slots
+  std::vector<Entry> entries_;             // per slot
+  std::vector<std::uint32_t> slot_of_;     // per storage, kNoId if none
+  std::vector<std::uint32_t> free_slots_;  // recycled slots
   std::set<std::pair<std::uint64_t, std::uint32_t>> zeros_;  // (seq, slot)
-  std::vector<std::uint32_t> popped_;       // scratch for walk()
+  std::vector<std::uint32_t> popped_;  // scratch for walk()
 };
 
 }  // namespace dtr
