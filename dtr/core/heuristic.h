@@ -155,5 +155,7 @@ std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
                                           std::uint64_t seed = 0);
 /// All heuristic names, in the paper's order.
 const std::vector<std::string>& heuristic_names();
+/// "index", "scan" or "check"; throws dtr::InvalidArgument naming the value.
+ChoiceMode parse_choice_mode(std::string_view name);
 
 }  // namespace dtr
