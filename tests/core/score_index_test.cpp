@@ -112,6 +112,23 @@ TEST(ScoreIndexTest, AllInfiniteGoesToTheLastEntry) {
   EXPECT_EQ(f.scan(7), last);
 }
 
+// Identical lines (same cost, bytes and last access) share a slot: the
+// latest pool entry wins, and when it leaves the pool the next latest.
+TEST(ScoreIndexTest, IdenticalLinesGoToTheLatestEntry) {
+  Fixture f;
+  f.add(7, 10, 2);
+  StorageId middle = f.add(7, 10, 2);
+  StorageId latest = f.add(7, 10, 2);
+  f.add(7, 10, 1);  // older: lower score, but a different line
+  f.add(9, 10, 2);  // worse
+  f.index_all(5);
+  f.pool.erase(f.g, f.pool.slots()[3]);
+  EXPECT_EQ(f.choose(5), latest);
+  f.pool.erase(f.g, latest);
+  EXPECT_EQ(f.choose(5), middle);
+  EXPECT_EQ(f.scan(5), middle);
+}
+
 // Entries left the pool are skipped (and dropped).
 TEST(ScoreIndexTest, EntriesThatLeftThePoolAreSkipped) {
   Fixture f;

@@ -7,9 +7,10 @@ namespace dtr {
 
 void ScoreIndex::clear() {
   tournament_.clear();
-  entries_.clear();
-  slot_of_.clear();
-  free_slots_.clear();
+  buckets_.clear();
+  bucket_of_.clear();
+  free_buckets_.clear();
+  member_.clear();
   zeros_.clear();
 }
 
@@ -18,48 +19,58 @@ void ScoreIndex::set(const Graph& g, StorageId s, std::int64_t cost_ns,
   erase(s, now);
   const Storage& st = g.storage(s);
   if (st.bytes <= 0) return;  // +inf at every clock: never chosen but last
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<std::uint32_t>(entries_.size());
-    entries_.emplace_back();
+  if (member_.size() <= s) member_.resize(s + 1);
+  Member& m = member_[s];
+  m.seq = st.pool_seq;
+  m.zero = cost_ns == 0;
+  if (m.zero) {
+    zeros_.emplace(m.seq, s);
+    return;
   }
-  if (slot_of_.size() <= s) slot_of_.resize(s + 1, kNoId);
-  slot_of_[s] = slot;
-  Entry& e = entries_[slot];
-  e.storage = s;
-  e.seq = st.pool_seq;
-  e.line = {cost_ns, st.bytes, st.last_access};
-  e.zero = cost_ns == 0;
-  if (e.zero) {
-    zeros_.emplace(e.seq, slot);
-  } else {
-    tournament_.set(slot, e.line, now);
+  auto [it, fresh] = bucket_of_.try_emplace(
+      LineKey{cost_ns, st.bytes, st.last_access}, std::uint32_t{0});
+  if (fresh) {
+    if (!free_buckets_.empty()) {
+      it->second = free_buckets_.back();
+      free_buckets_.pop_back();
+    } else {
+      it->second = static_cast<std::uint32_t>(buckets_.size());
+      buckets_.emplace_back();
+    }
+    Bucket& b = buckets_[it->second];
+    b.line = {cost_ns, st.bytes, st.last_access};
+    tournament_.set(it->second, b.line, now);
   }
+  m.bucket = it->second;
+  buckets_[m.bucket].members.emplace(m.seq, s);
 }
 
 void ScoreIndex::erase(StorageId s, std::int64_t now) {
-  if (s < slot_of_.size() && slot_of_[s] != kNoId) drop(slot_of_[s], now);
-}
-
-void ScoreIndex::drop(std::uint32_t slot, std::int64_t now) {
-  Entry& e = entries_[slot];
-  if (e.zero) {
-    zeros_.erase({e.seq, slot});
-  } else {
-    tournament_.erase(slot, now);
+  if (s >= member_.size()) return;
+  Member& m = member_[s];
+  if (m.zero) {
+    zeros_.erase({m.seq, s});
+    m.zero = false;
+    return;
   }
-  slot_of_[e.storage] = kNoId;
-  e.storage = kNoId;
-  free_slots_.push_back(slot);
+  if (m.bucket != kNoId) remove_member(s, now);
 }
 
-bool ScoreIndex::still_pooled(const Graph& g, std::uint32_t slot) const {
-  const Entry& e = entries_[slot];
-  const Storage& st = g.storage(e.storage);
-  return st.pool_slot != kNoId && st.pool_seq == e.seq;
+void ScoreIndex::remove_member(StorageId s, std::int64_t now) {
+  Member& m = member_[s];
+  std::uint32_t id = m.bucket;
+  Bucket& b = buckets_[id];
+  b.members.erase({m.seq, s});
+  m.bucket = kNoId;
+  if (!b.members.empty()) return;
+  tournament_.erase(id, now);
+  bucket_of_.erase(LineKey{b.line.cost_ns, b.line.bytes, b.line.last_access});
+  free_buckets_.push_back(id);
+}
+
+bool ScoreIndex::still_pooled(const Graph& g, StorageId s, std::uint64_t seq) {
+  const Storage& st = g.storage(s);
+  return st.pool_slot != kNoId && st.pool_seq == seq;
 }
 
 StorageId ScoreIndex::choose(const ChooseContext& ctx,
@@ -79,16 +90,27 @@ StorageId ScoreIndex::first_zero(const ChooseContext& ctx,
                                  std::uint64_t& accesses) {
   for (auto it = zeros_.begin(); it != zeros_.end();) {
     ++accesses;
-    std::uint32_t slot = it->second;
-    ++it;  // drop() erases only the current element
-    if (!still_pooled(ctx.graph, slot)) {
-      drop(slot, ctx.now);
+    auto [seq, s] = *it;
+    if (!still_pooled(ctx.graph, s, seq)) {
+      it = zeros_.erase(it);
+      member_[s].zero = false;
       continue;
     }
+    ++it;
     // Zero staleness is +inf, not 0: touched at this very clock.
-    if (entries_[slot].line.last_access < ctx.now) {
-      return entries_[slot].storage;
-    }
+    if (ctx.graph.storage(s).last_access < ctx.now) return s;
+  }
+  return kNoId;
+}
+
+StorageId ScoreIndex::latest_member(const ChooseContext& ctx,
+                                    std::uint32_t id) {
+  Members& members = buckets_[id].members;
+  while (!members.empty()) {
+    auto [seq, s] = *members.rbegin();
+    if (still_pooled(ctx.graph, s, seq)) return s;
+    remove_member(s, ctx.now);  // may free the bucket when it empties
+    if (members.empty()) return kNoId;
   }
   return kNoId;
 }
@@ -114,27 +136,25 @@ StorageId ScoreIndex::walk(const ChooseContext& ctx, std::uint64_t& accesses) {
     std::int32_t top = tournament_.winner(ctx.now);
     if (top == KineticTournament::kNone) break;
     ++accesses;
-    std::uint32_t slot = static_cast<std::uint32_t>(top);
-    if (!still_pooled(ctx.graph, slot)) {
-      drop(slot, ctx.now);
-      continue;
-    }
-    const Entry& e = entries_[slot];
-    double sc = score_(e.line, ctx.now);
+    std::uint32_t id = static_cast<std::uint32_t>(top);
+    StorageId s = latest_member(ctx, id);
+    if (s == kNoId) continue;  // the bucket held only stale entries
+    double sc = score_(buckets_[id].line, ctx.now);
     // The largest key is 0 (staleness 0): every other one is too.
     if (std::isinf(sc) || sc > stop_above) break;
+    std::uint64_t seq = member_[s].seq;
     if (best == kNoId || sc < best_score ||
-        (sc == best_score && e.seq > best_seq)) {
-      best = e.storage;
+        (sc == best_score && seq > best_seq)) {
+      best = s;
       best_score = sc;
-      best_seq = e.seq;
+      best_seq = seq;
       stop_above = ulps_above(best_score, 8);
     }
-    tournament_.erase(slot, ctx.now);
-    popped_.push_back(slot);
+    tournament_.erase(id, ctx.now);
+    popped_.push_back(id);
   }
-  for (std::uint32_t slot : popped_) {
-    tournament_.set(slot, entries_[slot].line, ctx.now);
+  for (std::uint32_t id : popped_) {
+    tournament_.set(id, buckets_[id].line, ctx.now);
   }
   return best;
 }

@@ -19,9 +19,11 @@
 ///   rounded score so far cannot tie or beat it. The walk pops entries in
 ///   exact order until then and keeps the lowest rounded score, of equal
 ///   ones the latest pool entry: exactly the scan's choice. Usually it pops
-///   one or two entries.
+///   one or two lines (identical lines share one slot, see Bucket).
 #include <cstdint>
+#include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -45,28 +47,42 @@ class ScoreIndex {
   void clear();
   /// The scan's victim among the indexed pool members; entries of storages
   /// that left the pool are dropped on the way. kNoId iff the pool is empty.
-  /// O(log^2 n) amortized plus one step per entry within 8 ulps of the
-  /// best score. Adds one to `accesses` per entry it reads.
+  /// O(log^2 n) amortized plus one step per distinct line within 8 ulps of
+  /// the best score. Adds one to `accesses` per entry it reads.
   StorageId choose(const ChooseContext& ctx, std::uint64_t& accesses);
 
  private:
-  struct Entry {
-    StorageId storage = kNoId;
-    std::uint64_t seq = 0;  // Storage::pool_seq when indexed
+  // Storages with the same (cost, bytes, last access) have equal rounded
+  // scores forever, and of those the scan takes the latest pool entry: they
+  // share one tournament slot (a bucket), ordered by pool entry. Without
+  // it a rematerialized chain, whose frames are all touched at one clock,
+  // makes the walk visit every one of them.
+  using Members = std::set<std::pair<std::uint64_t, StorageId>>;  // by seq
+  using LineKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+  struct Bucket {
     StalenessLine line;
-    bool zero = false;  // in zeros_ rather than the tournament
+    Members members;
   };
-  bool still_pooled(const Graph& g, std::uint32_t slot) const;
-  void drop(std::uint32_t slot, std::int64_t now);
+  struct Member {
+    std::uint32_t bucket = kNoId;  // kNoId: not indexed, or in zeros_
+    std::uint64_t seq = 0;         // Storage::pool_seq when indexed
+    bool zero = false;
+  };
+  static bool still_pooled(const Graph& g, StorageId s, std::uint64_t seq);
+  void remove_member(StorageId s, std::int64_t now);
   StorageId first_zero(const ChooseContext& ctx, std::uint64_t& accesses);
   StorageId walk(const ChooseContext& ctx, std::uint64_t& accesses);
+  /// The latest pooled member of bucket `b` (dropping stale ones), or kNoId
+  /// after removing an emptied bucket.
+  StorageId latest_member(const ChooseContext& ctx, std::uint32_t b);
 
   RoundedScore score_;
   KineticTournament tournament_;
-  std::vector<Entry> entries_;             // per slot
-  std::vector<std::uint32_t> slot_of_;     // per storage, kNoId if none
-  std::vector<std::uint32_t> free_slots_;  // recycled slots
-  std::set<std::pair<std::uint64_t, std::uint32_t>> zeros_;  // (seq, slot)
+  std::vector<Bucket> buckets_;  // per tournament slot
+  std::map<LineKey, std::uint32_t> bucket_of_;
+  std::vector<std::uint32_t> free_buckets_;
+  std::vector<Member> member_;         // per storage
+  Members zeros_;                      // zero costs, by pool entry
   std::vector<std::uint32_t> popped_;  // scratch for walk()
 };
 
