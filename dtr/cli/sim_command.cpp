@@ -10,6 +10,7 @@
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/error.h"
+#include "dtr/core/heuristic.h"
 #include "dtr/report/result_table.h"
 #include "dtr/sim/program_source.h"
 
@@ -26,6 +27,7 @@ struct SimOptions {
   bool sample_sqrt = false;
   bool ignore_small = false;
   std::uint64_t seed = 0;
+  std::string choice = "index";
   bool json = false;
 };
 
@@ -61,6 +63,7 @@ void run_sim(const SimOptions& o) {
   config.sample_sqrt = o.sample_sqrt;
   config.ignore_small = o.ignore_small;
   config.seed = o.seed;
+  config.choice = parse_choice_mode(o.choice);
   sim::NamedProgram p = sim::load_program(o.trace);
   sim::Baseline baseline = sim::compute_baseline(p.program);
   sim::SimResult r = sim::simulate(p.program, baseline, config);
@@ -107,6 +110,9 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--seed", o->seed, "seed for random choices")
       ->transform(integer_in<std::uint64_t>(
           0, std::numeric_limits<std::uint64_t>::max()));
+  sub->add_option("--choice", o->choice,
+                  "victim search: index (default), scan (the reference) or "
+                  "check (both; an internal error if they differ)");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->callback([o] { run_sim(*o); });
 }

@@ -42,6 +42,14 @@ std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
                         "' (known: " + known + ")");
 }
 
+ChoiceMode parse_choice_mode(std::string_view name) {
+  if (name == "index") return ChoiceMode::kIndex;
+  if (name == "scan") return ChoiceMode::kScan;
+  if (name == "check") return ChoiceMode::kCheck;
+  throw InvalidArgument("[heuristic] unknown choice mode '" +
+                        std::string(name) + "' (known: index, scan, check)");
+}
+
 const std::vector<std::string>& heuristic_names() {
   static const std::vector<std::string> names = {
       "dtr", "dtr-eq", "dtr-local", "msps", "lru", "size", "random"};

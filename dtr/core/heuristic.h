@@ -20,6 +20,14 @@
 
 namespace dtr {
 
+/// How a heuristic with an index (heuristics/score_index.h) finds its victim.
+/// Every mode returns the same victim; kScan is the reference.
+enum class ChoiceMode {
+  kIndex,  ///< the index where the heuristic has one (the default)
+  kScan,   ///< the linear scan over the pool (scan_pool)
+  kCheck,  ///< both, throwing dtr::InternalError if they differ (tests)
+};
+
 /// What a heuristic may look at when it picks a victim.
 struct ChooseContext {
   const Graph& graph;
@@ -62,6 +70,10 @@ class Heuristic {
 
   /// Metadata accesses so far (the paper's proxy for bookkeeping cost).
   std::uint64_t accesses() const { return accesses_; }
+  /// Selects index, scan or both (see ChoiceMode); heuristics without an
+  /// index always scan. Sampling and the size filter always scan.
+  void set_choice_mode(ChoiceMode mode) { choice_mode_ = mode; }
+  ChoiceMode choice_mode() const { return choice_mode_; }
 
  protected:
   /// compute / (bytes * staleness), +inf when the denominator is 0, rounded
@@ -89,6 +101,7 @@ class Heuristic {
   template <typename Score>
   StorageId scan_pool(const ChooseContext& ctx, Score&& score_of);
   std::uint64_t accesses_ = 0;
+  ChoiceMode choice_mode_ = ChoiceMode::kIndex;
 };
 
 template <typename Score>
@@ -142,5 +155,7 @@ std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
                                           std::uint64_t seed = 0);
 /// All heuristic names, in the paper's order.
 const std::vector<std::string>& heuristic_names();
+/// "index", "scan" or "check"; throws dtr::InvalidArgument naming the value.
+ChoiceMode parse_choice_mode(std::string_view name);
 
 }  // namespace dtr

@@ -119,7 +119,9 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   double limit = double(baseline.compute_ns) * (config.thrash_limit - 1.0);
   options.remat_limit_ns =
       std::isfinite(limit) ? static_cast<std::int64_t>(std::floor(limit)) : -1;
-  Runtime rt(options, make_heuristic(config.heuristic, config.seed));
+  auto heuristic = make_heuristic(config.heuristic, config.seed);
+  heuristic->set_choice_mode(config.choice);
+  Runtime rt(options, std::move(heuristic));
 
   auto start = std::chrono::steady_clock::now();
   try {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dtr/core/dealloc_policy.h"
+#include "dtr/core/heuristic.h"
 #include "dtr/trace/program.h"
 
 namespace dtr::sim {
@@ -30,6 +31,9 @@ struct SimConfig {
   bool sample_sqrt = false;
   bool ignore_small = false;
   std::uint64_t seed = 0;
+  /// Index or scan for the victim search (the same victims; kCheck runs
+  /// both and throws dtr::InternalError if they differ).
+  ChoiceMode choice = ChoiceMode::kIndex;
 };
 
 enum class SimStatus { kOk, kOom, kThrash };

@@ -204,5 +204,46 @@ TEST(HeuristicTest, NamesAreKnownAndUnknownOnesAreRejected) {
   EXPECT_THROW(make_heuristic("h-best"), InvalidArgument);
 }
 
+TEST(HeuristicTest, ChoiceModesAreParsedAndUnknownOnesNamed) {
+  EXPECT_EQ(parse_choice_mode("index"), ChoiceMode::kIndex);
+  EXPECT_EQ(parse_choice_mode("scan"), ChoiceMode::kScan);
+  EXPECT_EQ(parse_choice_mode("check"), ChoiceMode::kCheck);
+  try {
+    parse_choice_mode("fast");
+    FAIL() << "no exception";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'fast'"), std::string::npos);
+  }
+}
+
+// The index is the default wherever a heuristic has one; every mode picks
+// the same victims (here on a chain whose evictions merge dtr-eq classes).
+TEST(HeuristicTest, EveryChoiceModeEvictsTheSameStorages) {
+  for (const char* h : {"dtr-eq", "dtr-local", "lru", "size"}) {
+    SCOPED_TRACE(h);
+    EXPECT_EQ(make_heuristic(h)->choice_mode(), ChoiceMode::kIndex);
+    auto run = [&](ChoiceMode mode) {
+      auto heuristic = make_heuristic(h);
+      heuristic->set_choice_mode(mode);
+      Runtime rt({.budget_bytes = 2000}, std::move(heuristic));
+      TensorId t = rt.add_constant(10);
+      std::vector<TensorId> all;
+      for (int i = 0; i < 60; ++i) {
+        OutputSpec out{100 + 10 * (i % 3), -1};
+        t = rt.call("f", std::vector<TensorId>{t}, {&out, 1}, 1 + i % 5)[0];
+        all.push_back(t);
+      }
+      rt.materialize(all[5]);  // recomputes through evicted classes
+      std::vector<bool> defined;
+      for (TensorId x : all) defined.push_back(rt.is_defined(x));
+      return std::make_pair(defined, rt.stats().evictions);
+    };
+    auto scan = run(ChoiceMode::kScan);
+    EXPECT_GT(scan.second, 0u);
+    EXPECT_EQ(run(ChoiceMode::kIndex), scan);
+    EXPECT_EQ(run(ChoiceMode::kCheck), scan);
+  }
+}
+
 }  // namespace
 }  // namespace dtr

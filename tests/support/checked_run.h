@@ -24,12 +24,17 @@ struct CheckedOutcome {
 
 /// With `recover_from_oom`, an out-of-memory raises the budget to unlimited
 /// and retries the instruction (checking that the runtime is still usable).
+/// By default every victim search runs both the index and the scan and
+/// throws dtr::InternalError if they differ (ChoiceMode::kCheck).
 inline CheckedOutcome run_checked(const RandomProgram& p,
                                   const RuntimeOptions& options,
                                   const std::string& heuristic,
-                                  bool recover_from_oom = false) {
+                                  bool recover_from_oom = false,
+                                  ChoiceMode choice = ChoiceMode::kCheck) {
   CheckedExecutor ex;
-  Runtime rt(options, make_heuristic(heuristic, options.seed), &ex);
+  auto h = make_heuristic(heuristic, options.seed);
+  h->set_choice_mode(choice);
+  Runtime rt(options, std::move(h), &ex);
   std::vector<TensorId> tensor(p.value_count, kNoId);
   CheckedOutcome out;
   auto check = [&] {

@@ -8,7 +8,7 @@ double DtrLocalHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   return cost_density(st.compute_ns, st.bytes, now - st.last_access);
 }
 
-StorageId DtrLocalHeuristic::choose(const ChooseContext& ctx) {
+StorageId DtrLocalHeuristic::scan(const ChooseContext& ctx) {
   return scan_pool(ctx, [&](StorageId s) {
     ++accesses_;
     const Storage& st = ctx.graph.storage(s);

@@ -1,10 +1,26 @@
 #include "dtr/core/heuristics/keyed_heuristic.h"
 
+#include "dtr/core/error.h"
+
 namespace dtr {
 
 StorageId KeyedHeuristic::choose(const ChooseContext& ctx) {
   // The prototype's sampling and size filter select among a subset: scan.
-  if (ctx.sample_sqrt || ctx.min_bytes > 0) return Heuristic::choose(ctx);
+  if (ctx.sample_sqrt || ctx.min_bytes > 0 ||
+      choice_mode() == ChoiceMode::kScan) {
+    return Heuristic::choose(ctx);
+  }
+  StorageId victim = choose_from_heap(ctx);
+  if (choice_mode() == ChoiceMode::kCheck) {
+    StorageId reference = Heuristic::choose(ctx);
+    DTR_ASSERT(victim == reference, "[", name(), "] the heap chose storage ",
+               victim, " but the scan chose ", reference, " at clock ",
+               ctx.now);
+  }
+  return victim;
+}
+
+StorageId KeyedHeuristic::choose_from_heap(const ChooseContext& ctx) {
   const Graph& g = ctx.graph;
   if (!active_ || heap_.size() > 4 * ctx.pool.size() + 1024) {
     rebuild(g, ctx.pool);

@@ -37,6 +37,7 @@ class KeyedHeuristic : public Heuristic {
   void push(const Graph& g, StorageId s) {
     if (active_) heap_.push({key(g, s), g.storage(s).pool_seq, s});
   }
+  StorageId choose_from_heap(const ChooseContext& ctx);
   void rebuild(const Graph& g, const EvictionPool& pool);
   // The heap is built at the first search (a run that never evicts pays
   // nothing) and rebuilt when stale entries outnumber live ones.

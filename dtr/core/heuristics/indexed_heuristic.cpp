@@ -1,0 +1,60 @@
+#include "dtr/core/heuristics/indexed_heuristic.h"
+
+#include "dtr/core/error.h"
+
+namespace dtr {
+
+StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
+  if (ctx.sample_sqrt || ctx.min_bytes > 0 ||
+      choice_mode() == ChoiceMode::kScan) {
+    return scan(ctx);
+  }
+  StorageId victim = choose_indexed(ctx);
+  if (choice_mode() == ChoiceMode::kCheck) {
+    StorageId reference = scan(ctx);
+    DTR_ASSERT(victim == reference, "[", name(), "] the index chose storage ",
+               victim, " (score ",
+               victim == kNoId ? 0.0 : score(ctx.graph, victim, ctx.now),
+               ") but the scan chose ", reference, " (score ",
+               reference == kNoId ? 0.0 : score(ctx.graph, reference, ctx.now),
+               ") at clock ", ctx.now);
+  }
+  return victim;
+}
+
+void IndexedHeuristic::mark_dirty(StorageId s) {
+  if (!built_) return;
+  if (is_dirty_.size() <= s) is_dirty_.resize(s + 1, false);
+  if (is_dirty_[s]) return;
+  is_dirty_[s] = true;
+  dirty_.push_back(s);
+}
+
+void IndexedHeuristic::build(const ChooseContext& ctx) {
+  index_.clear();
+  for (StorageId s : dirty_) is_dirty_[s] = false;
+  dirty_.clear();
+  built_ = true;
+  for (StorageId s : ctx.pool.slots()) {
+    if (s != kNoId) mark_dirty(s);
+  }
+}
+
+StorageId IndexedHeuristic::choose_indexed(const ChooseContext& ctx) {
+  if (!built_) build(ctx);
+  const Graph& g = ctx.graph;
+  // cost_of() may mark more storages dirty: index by position.
+  for (std::size_t i = 0; i < dirty_.size(); ++i) {
+    StorageId s = dirty_[i];
+    is_dirty_[s] = false;
+    if (ctx.pool.contains(g, s)) {
+      index_.set(g, s, cost_of(g, s), ctx.now);
+    } else {
+      index_.erase(s, ctx.now);
+    }
+  }
+  dirty_.clear();
+  return index_.choose(ctx, accesses_);
+}
+
+}  // namespace dtr

@@ -1,0 +1,63 @@
+#pragma once
+/// Base of the heuristics whose score is cost / (bytes * staleness) with a
+/// cost that changes only at events the heuristic sees ("dtr-local",
+/// "dtr-eq"): they find the scan's victim in a ScoreIndex (Note [Exact
+/// victim from an index]) instead of scanning the pool.
+///
+/// Note [Dirty costs]
+/// A storage is "dirty" when its index entry may be out of date: it entered
+/// the pool, was accessed, left it, or the heuristic saw an event that may
+/// change its cost. Dirty entries are recomputed at the next search, where
+/// the clock is known, each once however many events touched it. A
+/// derived heuristic must mark every pooled storage whose cost may have
+/// changed; the checking mode (ChoiceMode::kCheck) catches any it misses.
+#include <vector>
+
+#include "dtr/core/heuristic.h"
+#include "dtr/core/heuristics/score_index.h"
+
+namespace dtr {
+
+class IndexedHeuristic : public Heuristic {
+ public:
+  /// Index, scan or both, per choice_mode(); sampling and the size filter
+  /// always scan.
+  StorageId choose(const ChooseContext& ctx) final;
+  void on_pool_insert(const Graph& g, StorageId s) override { mark_dirty(s); }
+  void on_access_changed(const Graph& g, StorageId s) override {
+    mark_dirty(s);
+  }
+  void on_evicted(const Graph& g, StorageId s) override { mark_dirty(s); }
+  void on_banished(const Graph& g, StorageId s) override { mark_dirty(s); }
+  void on_storage_recycled(const Graph& g, StorageId s) override {
+    mark_dirty(s);
+  }
+
+ protected:
+  IndexedHeuristic() : index_(&rounded_score) {}
+  /// The reference: scan_pool with the heuristic's score.
+  virtual StorageId scan(const ChooseContext& ctx) = 0;
+  /// The cost in the score of pooled storage `s` now (the numerator).
+  virtual std::int64_t cost_of(const Graph& g, StorageId s) = 0;
+  /// The index exists (it is built at the first search, so a run that never
+  /// evicts pays nothing); events before that need no bookkeeping.
+  bool indexing() const { return built_; }
+  /// See Note [Dirty costs]. A no-op while the index does not exist.
+  void mark_dirty(StorageId s);
+  /// Rebuilds the index from the pool at the next search.
+  void invalidate() { built_ = false; }
+
+ private:
+  static double rounded_score(const StalenessLine& l, std::int64_t now) {
+    return cost_density(l.cost_ns, l.bytes, now - l.last_access);
+  }
+  StorageId choose_indexed(const ChooseContext& ctx);
+  void build(const ChooseContext& ctx);
+
+  ScoreIndex index_;
+  std::vector<StorageId> dirty_;
+  std::vector<bool> is_dirty_;  // per storage
+  bool built_ = false;
+};
+
+}  // namespace dtr
