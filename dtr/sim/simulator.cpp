@@ -120,6 +120,7 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   options.remat_limit_ns =
       std::isfinite(limit) ? static_cast<std::int64_t>(std::floor(limit)) : -1;
   Runtime rt(options, make_heuristic(config.heuristic, config.seed));
+  rt.set_observer(config.observer);
 
   auto start = std::chrono::steady_clock::now();
   try {
@@ -147,6 +148,8 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.banishments = s.banishments;
   r.remats = s.remat_ops;
   r.metadata_accesses = rt.heuristic().accesses();
+  r.choose_wall_ns = s.choose_wall_ns;
+  r.final_clock_ns = s.clock_ns;
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dtr/core/dealloc_policy.h"
+#include "dtr/core/observer.h"
 #include "dtr/trace/program.h"
 
 namespace dtr::sim {
@@ -30,6 +31,8 @@ struct SimConfig {
   bool sample_sqrt = false;
   bool ignore_small = false;
   std::uint64_t seed = 0;
+  /// Sees the budgeted run (not the baseline), e.g. a profile; not owned.
+  RuntimeObserver* observer = nullptr;
 };
 
 enum class SimStatus { kOk, kOom, kThrash };
@@ -52,6 +55,8 @@ struct SimResult {
   std::uint64_t remats = 0;  ///< operator replays
   std::uint64_t metadata_accesses = 0;
   std::int64_t sim_wall_ns = 0;
+  std::int64_t choose_wall_ns = 0;  ///< of sim_wall_ns, choosing victims
+  std::int64_t final_clock_ns = 0;  ///< the runtime's clock at the end
   std::size_t trace_ops = 0;
   std::string message;  ///< why a run failed
 };
