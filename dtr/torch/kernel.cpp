@@ -14,6 +14,7 @@
 #include "dtr/torch/ivalue_tensors.h"
 #include "dtr/torch/op_rules.h"
 #include "dtr/torch/plain_tensors.h"
+#include "dtr/trace/profile_recorder.h"
 
 namespace dtr::pt {
 
@@ -66,6 +67,12 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
                                torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const std::string name = op_name(op);
+  if (profiler_ != nullptr) profiler_->begin_span();
+  struct OpSpan {  // closes the profile's span on every way out
+    Context& context;
+    const std::string& name;
+    ~OpSpan() { context.end_op_span(name); }
+  } span{*this, name};
   check_supported(schema, name);
   const std::size_t n = schema.arguments().size();
   std::vector<c10::IValue> args(std::make_move_iterator(stack->end() - n),

@@ -38,8 +38,7 @@ void ProfileRecorder::begin_span(std::int64_t clock_ns) {
   open_.push_back(now_ns(clock_ns));
 }
 
-void ProfileRecorder::end_span(std::string_view name,
-                               std::string_view category,
+void ProfileRecorder::end_span(std::string_view name, std::string_view category,
                                std::int64_t clock_ns) {
   close_span({std::string(name), category, 0, clock_ns});
 }
@@ -56,10 +55,9 @@ void ProfileRecorder::close_span(Span span) {
   // parents-first order of a depth-first walk from the right: sorting it
   // stably by start time gives the pre-order, parents first.
   std::reverse(closed_.begin(), closed_.end());
-  std::stable_sort(closed_.begin(), closed_.end(),
-                   [](const Span& a, const Span& b) {
-                     return a.begin_ns < b.begin_ns;
-                   });
+  std::stable_sort(
+      closed_.begin(), closed_.end(),
+      [](const Span& a, const Span& b) { return a.begin_ns < b.begin_ns; });
   for (const Span& s : closed_) write_span(s);
   closed_.clear();
 }
@@ -68,9 +66,9 @@ void ProfileRecorder::write_span(const Span& s) {
   const std::int64_t dur = s.end_ns - s.begin_ns;
   const std::int64_t completed = s.completed;
   if (s.tensor >= 0) {
-    writer_.complete(s.name, s.category, s.begin_ns, dur, kPid, kTid,
-                     {{"op", s.op}, {"tensor", s.tensor},
-                      {"completed", completed}});
+    writer_.complete(
+        s.name, s.category, s.begin_ns, dur, kPid, kTid,
+        {{"op", s.op}, {"tensor", s.tensor}, {"completed", completed}});
   } else if (s.op >= 0) {
     writer_.complete(s.name, s.category, s.begin_ns, dur, kPid, kTid,
                      {{"op", s.op}, {"completed", completed}});
@@ -90,8 +88,8 @@ void ProfileRecorder::on_op_begin(std::int64_t clock_ns) {
 
 void ProfileRecorder::on_op_end(const Graph& graph, OpId op, bool completed,
                                 std::int64_t clock_ns) {
-  close_span({std::string(graph.op(op).name), "op", 0, clock_ns, op, -1,
-              completed});
+  close_span(
+      {std::string(graph.op(op).name), "op", 0, clock_ns, op, -1, completed});
 }
 
 void ProfileRecorder::on_replay_begin(const Graph& /*graph*/, TensorId /*t*/,

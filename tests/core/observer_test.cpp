@@ -80,12 +80,12 @@ TEST(ObserverTest, ReplaysNestInsideTheCallThatNeededThem) {
   const OutputSpec out{100, -1};
   const TensorId in[] = {t[2]};  // evicted (eager): t1 is too
   rt.call("g", in, {&out, 1}, 10);
-  const std::vector<std::string> want = {
-      "op(",     "replay( " + std::to_string(t[2]),
-      "replay( " + std::to_string(t[1]),
-      "replay) " + std::to_string(t[1]),
-      "replay) " + std::to_string(t[2]),
-      "op) g"};
+  const std::vector<std::string> want = {"op(",
+                                         "replay( " + std::to_string(t[2]),
+                                         "replay( " + std::to_string(t[1]),
+                                         "replay) " + std::to_string(t[1]),
+                                         "replay) " + std::to_string(t[2]),
+                                         "op) g"};
   std::vector<std::string> spans;
   for (const auto& e : obs.log) {
     if (e.rfind("op", 0) == 0 || e.rfind("replay", 0) == 0) spans.push_back(e);
