@@ -13,6 +13,7 @@
 #include "dtr/core/heuristic.h"
 #include "dtr/report/result_table.h"
 #include "dtr/sim/program_source.h"
+#include "dtr/trace/profile_recorder.h"
 
 namespace dtr::cli {
 
@@ -29,6 +30,7 @@ struct SimOptions {
   std::uint64_t seed = 0;
   std::string choice = "index";
   bool json = false;
+  std::string profile;  ///< Chrome trace of the run, timed by its clock
 };
 
 void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
@@ -38,7 +40,7 @@ void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
       "budget %lld bytes = %.3f x baseline peak %lld\n"
       "status %s\noverhead %.4f (model %.3f ms + remat %.3f ms)\n"
       "peak %lld bytes, %llu evictions, %llu eager evictions, %llu remats\n"
-      "simulated in %.3f ms\n",
+      "simulated in %.3f ms (choosing victims %.3f ms)\n",
       p.name.c_str(), p.program.trace_ops(), r.heuristic.c_str(),
       std::string(to_string(r.policy)).c_str(), (long long)r.budget_bytes,
       r.budget_ratio, (long long)baseline.peak_bytes,
@@ -46,7 +48,7 @@ void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
       r.model_compute_ns / 1e6, r.remat_compute_ns / 1e6,
       (long long)r.peak_bytes, (unsigned long long)r.evictions,
       (unsigned long long)r.eager_evictions, (unsigned long long)r.remats,
-      r.sim_wall_ns / 1e6);
+      r.sim_wall_ns / 1e6, r.choose_wall_ns / 1e6);
   if (!r.message.empty()) std::printf("%s\n", r.message.c_str());
 }
 
@@ -66,7 +68,20 @@ void run_sim(const SimOptions& o) {
   config.choice = parse_choice_mode(o.choice);
   sim::NamedProgram p = sim::load_program(o.trace);
   sim::Baseline baseline = sim::compute_baseline(p.program);
+  // Opened before the run, so an unwritable path fails at once.
+  std::optional<trace::ProfileRecorder> profile;
+  if (!o.profile.empty()) {
+    profile.emplace(o.profile, trace::ProfileClock::kRuntime,
+                    "dtr sim " + p.name + " (" + o.heuristic + ")");
+    config.observer = &*profile;
+  }
   sim::SimResult r = sim::simulate(p.program, baseline, config);
+  if (profile) {
+    profile->counter("budget bytes", "budget_bytes", r.budget_bytes, 0);
+    profile->counter("budget bytes", "budget_bytes", r.budget_bytes,
+                     r.final_clock_ns);
+    profile->close();  // a write error exits 1, naming the file
+  }
   if (o.json) {
     std::cout << report::result_to_json(p.name, r).dump() << "\n";
   } else {
@@ -114,6 +129,10 @@ void add_sim_command(CLI::App& app) {
                   "victim search: index (default), scan (the reference) or "
                   "check (both; an internal error if they differ)");
   sub->add_flag("--json", o->json, "print one JSON object");
+  sub->add_option("--profile", o->profile,
+                  "write a Chrome trace of the run (chrome://tracing, "
+                  "ui.perfetto.dev), timed by the simulated clock; see "
+                  "docs/profiling.md");
   sub->callback([o] { run_sim(*o); });
 }
 

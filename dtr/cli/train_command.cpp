@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "dtr/cli/validators.h"
+#include "dtr/core/error.h"
 #include "dtr/torch/train/data_parallel.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/torch/train/trainer.h"
@@ -42,6 +43,9 @@ void add_train_command(CLI::App& app) {
                 "also train plain LibTorch; fail unless bitwise identical");
   cmd->add_option("--record", options->record,
                   "write the run's trace (paper format) to this file");
+  cmd->add_option("--profile", options->profile,
+                  "write a Chrome trace of the budgeted run (chrome://tracing, "
+                  "ui.perfetto.dev), wall clock; see docs/profiling.md");
   cmd->add_flag("--bytes-cost", options->bytes_cost,
                 "deterministic cost model (output bytes) instead of time");
   cmd->add_flag("--warmup", options->warmup,
@@ -61,6 +65,8 @@ void add_train_command(CLI::App& app) {
     if (!rank->store.empty()) {
       pt::train::run_rank(*options, *rank, std::cout);
     } else if (*nproc > 0) {
+      DTR_CHECK(options->profile.empty(),
+                "--profile: not supported with --nproc (profile one process)");
       pt::train::run_data_parallel(*options, *nproc, std::cout);
     } else {
       pt::train::run_train(*options, std::cout);

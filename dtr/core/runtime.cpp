@@ -1,6 +1,7 @@
 #include "dtr/core/runtime.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "dtr/core/error.h"
 
@@ -22,6 +23,14 @@ struct Runtime::Frame {
 };
 
 namespace {
+using WallClock = std::chrono::steady_clock;
+
+std::int64_t wall_ns_since(WallClock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(WallClock::now() -
+                                                              start)
+      .count();
+}
+
 // Rematerializing is never re-entrant; this resets the flag on every exit.
 struct BusyGuard {
   explicit BusyGuard(bool& flag) : flag_(flag) {
@@ -114,7 +123,7 @@ void Runtime::unlock(StorageId s) {
   pool_insert(s);
 }
 
-void Runtime::evict(StorageId s, bool eager) {
+void Runtime::evict(StorageId s, bool eager, double score) {
   Storage& st = graph_.storage(s);
   DTR_ASSERT(st.resident && st.locks == 0 && !st.pinned && !st.constant,
              "evict of a storage that is not evictable: ", s);
@@ -125,6 +134,10 @@ void Runtime::evict(StorageId s, bool eager) {
   if (executor_) executor_->release_storage(graph_, s);
   heuristic_->on_evicted(graph_, s);
   ++(eager ? stats_.eager_evictions : stats_.evictions);
+  if (observer_) {
+    observer_->on_evicted(graph_, {s, st.bytes, score, eager, stats_.clock_ns});
+    note_memory();
+  }
 }
 
 // Both sides are in [0, 2^63): `budget - memory` cannot overflow, while
@@ -148,14 +161,28 @@ void Runtime::make_room(std::int64_t bytes) {
       throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
                         stats_.memory_bytes);
     }
-    ++stats_.eviction_searches;
-    ChooseContext ctx{graph_,    pool_, stats_.clock_ns, options_.sample_sqrt,
-                      min_bytes, rng_};
-    StorageId victim = heuristic_->choose(ctx);
-    DTR_ASSERT(victim != kNoId && pool_.contains(graph_, victim), "heuristic ",
-               heuristic_->name(), " chose no pool member");
-    evict(victim, /*eager=*/false);
+    const StorageId victim = choose_victim(min_bytes);
+    // Scored again only for a profile (the heuristic returns no score);
+    // scores are pure functions of the state, so this changes no choice.
+    const double score =
+        observer_ ? heuristic_->score(graph_, victim, stats_.clock_ns)
+                  : std::numeric_limits<double>::quiet_NaN();
+    evict(victim, /*eager=*/false, score);
   }
+}
+
+// Timed: the wall time spent choosing is one of the two costs the paper
+// reports (two steady_clock reads per eviction, see docs/profiling.md).
+StorageId Runtime::choose_victim(std::int64_t min_bytes) {
+  ++stats_.eviction_searches;
+  ChooseContext ctx{graph_,    pool_, stats_.clock_ns, options_.sample_sqrt,
+                    min_bytes, rng_};
+  const WallClock::time_point start = WallClock::now();
+  const StorageId victim = heuristic_->choose(ctx);
+  stats_.choose_wall_ns += wall_ns_since(start);
+  DTR_ASSERT(victim != kNoId && pool_.contains(graph_, victim), "heuristic ",
+             heuristic_->name(), " chose no pool member");
+  return victim;
 }
 
 // ---------------------------------------------------------------------------
@@ -188,6 +215,9 @@ void Runtime::push_frame(TensorId t, bool remat) {
   }
   f.end = static_cast<std::uint32_t>(arena_.size());
   frames_.push_back(f);
+  if (observer_ && remat) {
+    observer_->on_replay_begin(graph_, t, stats_.clock_ns);
+  }
 }
 
 void Runtime::finish_frame() {
@@ -204,6 +234,9 @@ void Runtime::finish_frame() {
   for (TensorId p : op.inputs) unlock(graph_.tensor(p).storage);
   frames_.pop_back();
   arena_.resize(f.begin);
+  if (observer_ && f.remat) {
+    observer_->on_replay_end(graph_, f.tensor, true, stats_.clock_ns);
+  }
   if (!op.constant) {
     std::int64_t needed = op.total_bytes;
     for (TensorId p : op.inputs) {  // an input may repeat: saturate
@@ -229,6 +262,9 @@ void Runtime::unwind_frames(std::size_t depth) {
       unlock(graph_.tensor(arena_[i]).storage);
     }
     arena_.resize(f.begin);
+    if (observer_ && f.remat) {
+      observer_->on_replay_end(graph_, f.tensor, false, stats_.clock_ns);
+    }
     frames_.pop_back();
   }
 }
@@ -325,7 +361,11 @@ void Runtime::compute(TensorId t, bool remat) {
         "[runtime] op '", op.name, "' (op ", op_id, "): the clock, ",
         stats_.clock_ns, " ns of compute charged, would pass 2^63 ns"));
   }
-  if (remat && executor_) replay(op_id);
+  if (remat && executor_) {
+    const WallClock::time_point start = WallClock::now();
+    replay(op_id);
+    stats_.replay_wall_ns += wall_ns_since(start);
+  }
 
   // Outputs recomputed alongside t that were already defined are freed again
   // at once (doubly computed); the undefined ones come back for free.
@@ -362,6 +402,7 @@ void Runtime::compute(TensorId t, bool remat) {
   }
   stats_.memory_bytes -= duplicate_bytes;
   drop_banished_outputs(op);
+  note_memory();
 
   for (StorageId s : scratch_) {
     if (graph_.storage(s).locks == 0 && !graph_.storage(s).pinned) {
@@ -526,12 +567,15 @@ std::span<const TensorId> Runtime::call(std::string_view name,
   BusyGuard guard(busy_);
   const OpId op = record_call(name, inputs, outputs, cost_ns, false);
   const auto& result = graph_.op(op).outputs;
+  if (observer_) observer_->on_op_begin(stats_.clock_ns);
   try {
     run_frames(result.front(), /*remat=*/false);
   } catch (...) {
+    if (observer_) observer_->on_op_end(graph_, op, false, stats_.clock_ns);
     discard_call(op);
     throw;
   }
+  if (observer_) observer_->on_op_end(graph_, op, true, stats_.clock_ns);
   for (TensorId t : result) touch(graph_.tensor(t).storage);
   return {result.data(), result.size()};
 }
@@ -755,6 +799,7 @@ void Runtime::free_buffer(StorageId s) {
     stats_.memory_bytes -= st.bytes;
     pool_.erase(graph_, s);
     if (executor_) executor_->release_storage(graph_, s);
+    note_memory();
   }
   for (TensorId t : st.tensors) graph_.tensor(t).defined = false;
 }

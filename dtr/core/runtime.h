@@ -29,6 +29,7 @@
 #include "dtr/core/graph.h"
 #include "dtr/core/heuristic.h"
 #include "dtr/core/limits.h"
+#include "dtr/core/observer.h"
 #include "dtr/core/stats.h"
 
 namespace dtr {
@@ -148,6 +149,10 @@ class Runtime {
     options_.budget_bytes = budget_bytes;
   }
   std::int64_t budget_bytes() const { return options_.budget_bytes; }
+  /// Sets the profiling hook (observer.h; not owned, nullptr: none). Set it
+  /// between calls, not from inside one, or its spans will not balance.
+  void set_observer(RuntimeObserver* observer) { observer_ = observer; }
+  RuntimeObserver* observer() const { return observer_; }
   const RuntimeOptions& options() const { return options_; }
   const Graph& graph() const { return graph_; }
   const RuntimeStats& stats() const { return stats_; }
@@ -177,7 +182,13 @@ class Runtime {
   void replay(OpId op_id);
   void compute(TensorId t, bool remat);
   bool fits(std::int64_t bytes) const;
-  void evict(StorageId s, bool eager);
+  void evict(StorageId s, bool eager,
+             double score = std::numeric_limits<double>::quiet_NaN());
+  StorageId choose_victim(std::int64_t min_bytes);
+  void note_memory() {
+    if (observer_)
+      observer_->on_memory_changed(stats_.memory_bytes, stats_.clock_ns);
+  }
   void pool_insert(StorageId s);
   void touch(StorageId s);  // last access := now
   void lock(StorageId s);
@@ -199,6 +210,7 @@ class Runtime {
   RuntimeOptions options_;
   std::unique_ptr<Heuristic> heuristic_;
   Executor* executor_;
+  RuntimeObserver* observer_ = nullptr;
   Graph graph_;
   EvictionPool pool_;
   RuntimeStats stats_;

@@ -1,6 +1,7 @@
 #pragma once
 /// Exact telemetry of a runtime. Times are the runtime's clock (the sum of
-/// operator costs it has charged), not wall time.
+/// operator costs it has charged), not wall time, but for the two `_wall_ns`
+/// fields (steady_clock; they vary from run to run).
 #include <cstdint>
 
 namespace dtr {
@@ -23,6 +24,12 @@ struct RuntimeStats {
   std::uint64_t banishments = 0;         ///< freed for good (banish policy)
   std::uint64_t forgotten_storages = 0;  ///< freed for good by forget()
   std::uint64_t eviction_searches = 0;   ///< calls into Heuristic::choose
+  /// Wall time in Heuristic::choose: the cost of choosing victims.
+  std::int64_t choose_wall_ns = 0;
+  /// Wall time in Executor::replay (0 without an Executor, as in the
+  /// simulator): the cost of recomputing. A replay that makes room (the
+  /// LibTorch layer's allocations) includes that choice time too.
+  std::int64_t replay_wall_ns = 0;
 };
 
 }  // namespace dtr

@@ -122,6 +122,7 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   auto heuristic = make_heuristic(config.heuristic, config.seed);
   heuristic->set_choice_mode(config.choice);
   Runtime rt(options, std::move(heuristic));
+  rt.set_observer(config.observer);
 
   auto start = std::chrono::steady_clock::now();
   try {
@@ -149,6 +150,8 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.banishments = s.banishments;
   r.remats = s.remat_ops;
   r.metadata_accesses = rt.heuristic().accesses();
+  r.choose_wall_ns = s.choose_wall_ns;
+  r.final_clock_ns = s.clock_ns;
   return r;
 }
 

@@ -10,6 +10,7 @@
 
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/core/observer.h"
 #include "dtr/trace/program.h"
 
 namespace dtr::sim {
@@ -34,6 +35,8 @@ struct SimConfig {
   /// Index or scan for the victim search (the same victims; kCheck runs
   /// both and throws dtr::InternalError if they differ).
   ChoiceMode choice = ChoiceMode::kIndex;
+  /// Sees the budgeted run (not the baseline), e.g. a profile; not owned.
+  RuntimeObserver* observer = nullptr;
 };
 
 enum class SimStatus { kOk, kOom, kThrash };
@@ -56,6 +59,8 @@ struct SimResult {
   std::uint64_t remats = 0;  ///< operator replays
   std::uint64_t metadata_accesses = 0;
   std::int64_t sim_wall_ns = 0;
+  std::int64_t choose_wall_ns = 0;  ///< of sim_wall_ns, choosing victims
+  std::int64_t final_clock_ns = 0;  ///< the runtime's clock at the end
   std::size_t trace_ops = 0;
   std::string message;  ///< why a run failed
 };

@@ -77,7 +77,9 @@ std::string to_string(const Stats& s) {
       << " eager_evictions=" << s.eager_evictions
       << " lineage_cuts=" << s.lineage_cuts << " escapes=" << s.escapes
       << " remat_compute_ns=" << s.remat_compute_ns
-      << " graph_ops=" << s.graph_ops << " graph_tensors=" << s.graph_tensors
+      << " choose_wall_ns=" << s.choose_wall_ns
+      << " replay_wall_ns=" << s.replay_wall_ns << " graph_ops=" << s.graph_ops
+      << " graph_tensors=" << s.graph_tensors
       << " graph_storages=" << s.graph_storages;
   return out.str();
 }

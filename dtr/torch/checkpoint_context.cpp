@@ -353,11 +353,7 @@ Stats Context::stats() {
   s.allocator_peak_bytes = ac.peak_bytes;
   s.outside_bytes = ac.bytes - rs.memory_bytes;
   const Graph& g = runtime_.graph();
-  std::unordered_set<StorageId> held;
-  for (const Cell* c : cells_) {
-    if (c != nullptr && c->held) held.insert(g.tensor(c->id).storage);
-  }
-  for (StorageId h : held) s.held_bytes += g.storage(h).bytes;
+  s.held_bytes = held_bytes();
   s.ops = ops_;
   s.remat_ops = rs.remat_ops;
   s.evictions = rs.evictions;
@@ -365,10 +361,23 @@ Stats Context::stats() {
   s.lineage_cuts = lineage_cuts_;
   s.escapes = escapes_;
   s.remat_compute_ns = rs.remat_compute_ns;
+  s.choose_wall_ns = rs.choose_wall_ns;
+  s.replay_wall_ns = rs.replay_wall_ns;
   s.graph_ops = static_cast<std::int64_t>(g.live_op_count());
   s.graph_tensors = static_cast<std::int64_t>(g.live_tensor_count());
   s.graph_storages = static_cast<std::int64_t>(g.live_storage_count());
   return s;
+}
+
+std::int64_t Context::held_bytes() const {
+  const Graph& g = runtime_.graph();
+  std::unordered_set<StorageId> held;
+  for (const Cell* c : cells_) {
+    if (c != nullptr && c->held) held.insert(g.tensor(c->id).storage);
+  }
+  std::int64_t bytes = 0;
+  for (StorageId h : held) bytes += g.storage(h).bytes;
+  return bytes;
 }
 
 void Context::evict_all() {

@@ -38,6 +38,10 @@ namespace torch::autograd {
 struct Node;
 }
 
+namespace dtr::trace {
+class ProfileRecorder;
+}
+
 namespace dtr::pt {
 
 class CallGuard;
@@ -83,6 +87,9 @@ class Context final : public Executor {
   void dump_summary(std::ostream& out);
   /// Starts (or with nullptr stops) recording a trace of every call.
   void set_recorder(TraceRecorder* recorder);
+  /// Starts (or with nullptr stops) profiling (profiling.cpp); throws
+  /// dtr::Error if a profile is already running.
+  void set_profiler(trace::ProfileRecorder* profiler);
 
   // Autograd (gradients.cpp).
   /// A plain leaf that requires grad was read: make its gradient plain.
@@ -202,6 +209,10 @@ class Context final : public Executor {
   void flush();
   void evict_if_unreferenced(TensorId id);
   void note_peak();
+  /// Bytes of the storages of held cells (unevictable); O(cells).
+  std::int64_t held_bytes() const;
+  /// Closes the kernel's profile span of `name` (profiling.cpp).
+  void end_op_span(const std::string& name);
   std::int64_t cost_of(std::int64_t elapsed_ns, std::int64_t bytes) const;
   static void make_room_hook(std::int64_t pending, std::int64_t bytes);
   static void outside_allocation_hook(std::int64_t pending, std::int64_t bytes);
@@ -266,6 +277,7 @@ class Context final : public Executor {
   // OpRules::id catches an address reused by another operator.
   std::unordered_map<const c10::FunctionSchema*, OpRules> rules_;
   TraceRecorder* recorder_ = nullptr;
+  trace::ProfileRecorder* profiler_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.

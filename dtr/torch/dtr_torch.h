@@ -100,6 +100,10 @@ struct Stats {
   /// mode on: memory escaping DTR (a warning names each operator once).
   std::uint64_t escapes = 0;
   std::int64_t remat_compute_ns = 0;
+  /// Wall time choosing victims and replaying evicted values (the two
+  /// costs the DTR paper reports; see RuntimeStats).
+  std::int64_t choose_wall_ns = 0;
+  std::int64_t replay_wall_ns = 0;
   /// Live records of the runtime's graph: what it remembers of lineage
   /// (Note [Forgetting dead cells]); flat in a steady training loop.
   std::int64_t graph_ops = 0;

@@ -14,6 +14,7 @@
 #include "dtr/torch/ivalue_tensors.h"
 #include "dtr/torch/op_rules.h"
 #include "dtr/torch/plain_tensors.h"
+#include "dtr/trace/profile_recorder.h"
 
 namespace dtr::pt {
 
@@ -67,6 +68,12 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   const c10::FunctionSchema& schema = op.schema();
   const OpRules& rules = rules_for(op);
   const std::string& name = rules.name;
+  if (profiler_ != nullptr) profiler_->begin_span();
+  struct OpSpan {  // closes the profile's span on every way out
+    Context& context;
+    const std::string& name;
+    ~OpSpan() { context.end_op_span(name); }
+  } span{*this, name};
   if (rules.unsupported) check_supported(schema, name);  // throws
   const std::size_t n = schema.arguments().size();
   std::vector<c10::IValue> args(std::make_move_iterator(stack->end() - n),

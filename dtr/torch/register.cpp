@@ -12,6 +12,7 @@
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/dtr_torch.h"
+#include "dtr/torch/profiling.h"
 #include "dtr/torch/trace_recording.h"
 
 namespace dtr::pt {
@@ -160,6 +161,20 @@ void op_stop_recording() {
   DTR_CHECK(!r->file.fail(), "[dtr] record: writing the trace failed");
 }
 
+// Python's dtr.profile(path): one profile at a time.
+std::unique_ptr<Profile>& file_profile() {
+  static auto* p = new std::unique_ptr<Profile>();
+  return *p;
+}
+void op_start_profile(std::string path) {
+  DTR_CHECK(!file_profile(), "[dtr] profile: a profile is running");
+  file_profile() = std::make_unique<Profile>(std::move(path));
+}
+void op_stop_profile() {
+  auto p = std::move(file_profile());
+  if (p) p->close();  // throws, naming the file, if a write failed
+}
+
 // Note [rrelu's noise] (special_ops.cpp): rrelu_with_noise with the noise
 // it fills as a second result, on plain CPU tensors.
 std::tuple<at::Tensor, at::Tensor> rrelu_with_noise_functional(
@@ -190,6 +205,8 @@ c10::Dict<std::string, int64_t> op_stats() {
   d.insert("lineage_cuts", static_cast<int64_t>(s.lineage_cuts));
   d.insert("escapes", static_cast<int64_t>(s.escapes));
   d.insert("remat_compute_ns", s.remat_compute_ns);
+  d.insert("choose_wall_ns", s.choose_wall_ns);
+  d.insert("replay_wall_ns", s.replay_wall_ns);
   d.insert("graph_ops", s.graph_ops);
   d.insert("graph_tensors", s.graph_tensors);
   d.insert("graph_storages", s.graph_storages);
@@ -231,6 +248,8 @@ TORCH_LIBRARY(dtr, m) {
   m.def("stats() -> Dict(str, int)", &dtr::pt::op_stats);
   m.def("start_recording(str path) -> ()", &dtr::pt::op_start_recording);
   m.def("stop_recording() -> ()", &dtr::pt::op_stop_recording);
+  m.def("start_profile(str path) -> ()", &dtr::pt::op_start_profile);
+  m.def("stop_profile() -> ()", &dtr::pt::op_stop_profile);
   m.def(
       "rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower, "
       "Scalar upper, bool training, Generator? generator) -> (Tensor, Tensor)");

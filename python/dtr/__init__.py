@@ -36,7 +36,7 @@ import torch
 
 __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
            "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
-           "set_cost_model", "record", "UNLIMITED"]
+           "set_cost_model", "record", "profile", "UNLIMITED"]
 
 
 
@@ -140,7 +140,25 @@ def record(path):
         _ops.stop_recording()
 
 
+@contextlib.contextmanager
+def profile(path):
+    """Writes what DTR does inside the block to `path` as a Chrome trace
+    (open it in chrome://tracing or ui.perfetto.dev; docs/profiling.md):
+    a span per operator on checkpointed tensors with its replays nested
+    inside, an instant per eviction with the victim's score, and counter
+    tracks for DTR, allocator and held bytes. Raises if `path` cannot be
+    written."""
+    _ops.start_profile(str(path))
+    try:
+        yield
+    finally:
+        _ops.stop_profile()
+
+
 def stats():
+    """Counters of the runtime (bytes, ops, replays, evictions, ...), with
+    choose_wall_ns and replay_wall_ns: wall time spent choosing victims and
+    replaying evicted values."""
     return dict(_ops.stats())
 
 

@@ -427,6 +427,48 @@ TEST_F(CliTest, SimTextToAFullStdoutIsAnError) {
   expect_write_error(r, "standard output");
 }
 
+// `dtr sim --profile`: a Chrome trace (docs/profiling.md) on the simulated
+// clock; the full checks of its contents are in tests/sim/profile_test.cpp.
+TEST_F(CliTest, SimProfileWritesATraceViewersOpen) {
+  RunResult r = dtr("sim model:chain --budget-ratio 0.5 --json --profile " +
+                    quote(path("p.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json result = json::parse(r.out);
+  std::ifstream in(path("p.json"));
+  const json p = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(p.is_discarded()) << slurp(path("p.json")).substr(0, 500);
+  std::set<std::string> kinds;  // phase and category or name
+  std::size_t evictions = 0;
+  for (const auto& e : p["traceEvents"]) {
+    kinds.insert(e["ph"].get<std::string>() + " " +
+                 e.value("cat", e["name"].get<std::string>()));
+    if (e["ph"] == "i" && e["name"] == "evict") {
+      ++evictions;
+      EXPECT_TRUE(e["args"]["score"].is_number()) << e.dump();
+    }
+    if (e["ph"] == "C" && e["name"] == "dtr bytes") {
+      EXPECT_LE(e["args"]["dtr_bytes"], result["budget_bytes"]);
+    }
+  }
+  EXPECT_TRUE(kinds.count("M process_name")) << r.out;
+  EXPECT_TRUE(kinds.count("C dtr bytes"));
+  EXPECT_TRUE(kinds.count("C budget bytes"));
+  EXPECT_TRUE(kinds.count("X op"));
+  EXPECT_TRUE(kinds.count("X replay"));
+  EXPECT_EQ(evictions, result["evictions"].get<std::size_t>());
+}
+
+TEST_F(CliTest, SimProfileThatCannotBeWrittenIsAnError) {
+  const std::string missing = path("no-dir/p.json").string();
+  expect_dtr_error(
+      dtr("sim model:chain --budget-ratio 0.5 --profile " + quote(missing)),
+      {missing});
+  if (!have_dev_full()) GTEST_SKIP() << "no /dev/full";
+  expect_write_error(
+      dtr("sim model:chain --budget-ratio 0.5 --profile /dev/full"),
+      "/dev/full");
+}
+
 TEST_F(CliTest, GenToAFullStdoutIsAnError) {
   if (!have_dev_full()) GTEST_SKIP() << "no /dev/full";
   RunResult r = dtr("gen chain", "/dev/full");
@@ -525,6 +567,35 @@ TEST_F(CliTest, TrainRecordThatCannotBeWrittenIsAnError) {
   EXPECT_NE(r.err.find("dtr: error: [write] cannot write /dev/full"),
             std::string::npos)
       << r.err;
+}
+
+// `dtr train --profile`: wall-clock spans of the kernel's calls, and the
+// LibTorch layer's counters next to DTR's.
+TEST_F(CliTest, TrainProfileWritesATraceViewersOpen) {
+  if (!train_available()) {
+    GTEST_SKIP() << "dtr was built without LibTorch";
+  }
+  RunResult r = dtr(
+      "train --model mlp --batch 8 --steps 1 --budget-ratio 0.9 --profile " +
+      quote(path("p.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path("p.json"));
+  const json p = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(p.is_discarded());
+  std::set<std::string> names;
+  for (const auto& e : p["traceEvents"]) {
+    names.insert(e["ph"].get<std::string>() + " " +
+                 e["name"].get<std::string>());
+  }
+  EXPECT_TRUE(names.count("C dtr bytes"));
+  EXPECT_TRUE(names.count("C allocator bytes"));
+  EXPECT_TRUE(names.count("C held bytes"));
+  EXPECT_TRUE(names.count("X aten::addmm")) << "no op span";
+  if (have_dev_full()) {
+    expect_write_error(dtr("train --model mlp --batch 8 --steps 1 --profile "
+                           "/dev/full"),
+                       "/dev/full");
+  }
 }
 
 TEST_F(CliTest, TrainToAFullStdoutIsAnError) {

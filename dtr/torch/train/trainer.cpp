@@ -4,8 +4,10 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "dtr/core/error.h"
+#include "dtr/torch/profiling.h"
 #include "dtr/torch/trace_recording.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/trace/output_file.h"
@@ -128,7 +130,10 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
     DTR_CHECK(trace->good(), "[train] cannot write '", o.record, "'");
     recording = std::make_unique<dtr::pt::TraceRecording>(*trace);
   }
+  std::optional<dtr::pt::Profile> profile;  // the budgeted run only
+  if (!o.profile.empty()) profile.emplace(o.profile);
   RunReport run = train_once(o, true, budget, &out);
+  if (profile) profile->close();
   recording.reset();
   if (trace) dtr::trace::close_output(*trace, o.record);
   const auto& s = run.stats;

@@ -27,6 +27,7 @@ struct TrainOptions {
   std::optional<std::int64_t> budget_bytes;  ///< >= 0
   bool check = false;
   std::string record;       ///< trace file, empty: none
+  std::string profile;      ///< Chrome trace of the budgeted run, or none
   bool bytes_cost = false;  ///< deterministic cost model
   /// One untimed plain step first, so neither timed run pays the process's
   /// warm-up (thread pools, first touch of fresh heap pages).
@@ -73,8 +74,8 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
 /// trains, prints per-step lines and a summary; with o.check also trains
 /// plain LibTorch and throws dtr::Error unless every loss and parameter is
 /// bitwise identical. Throws dtr::InvalidArgument for an option out of its
-/// range (named as the CLI flag) and dtr::Error if o.record cannot be
-/// written in full. Returns the budgeted run's report.
+/// range (named as the CLI flag) and dtr::Error if o.record or o.profile
+/// cannot be written in full. Returns the budgeted run's report.
 RunReport run_train(const TrainOptions& o, std::ostream& out);
 
 }  // namespace dtr::pt::train
