@@ -32,7 +32,8 @@ inline std::string slurp(const std::filesystem::path& path) {
 /// `s` as one word of shell text.
 inline std::string quote(const std::string& s) {
   std::string out = "'";
-  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  for (char c : s)
+    out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
@@ -46,10 +47,10 @@ inline CliRun run_cli(const std::filesystem::path& dir, const std::string& args,
   const std::filesystem::path out = dir / "stdout.txt";
   const std::filesystem::path err = dir / "stderr.txt";
   std::filesystem::remove(out);
-  const std::string cmd =
-      "cd " + quote(dir.string()) + " && " + env + " " + quote(DTR_CLI_PATH) +
-      " " + args + " >" + quote(stdout_to.empty() ? out.string() : stdout_to) +
-      " 2>" + quote(err.string()) + " </dev/null";
+  const std::string cmd = "cd " + quote(dir.string()) + " && " + env + " " +
+                          quote(DTR_CLI_PATH) + " " + args + " >" +
+                          quote(stdout_to.empty() ? out.string() : stdout_to) +
+                          " 2>" + quote(err.string()) + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
