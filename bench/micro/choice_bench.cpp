@@ -37,8 +37,9 @@ void BM_ChoiceTime(benchmark::State& state, const char* heuristic,
     TensorId t = rt.call("g", std::vector<TensorId>{x}, {&out, 1}, 3)[0];
     benchmark::DoNotOptimize(t);
   }
-  state.counters["evictions"] = benchmark::Counter(
-      double(rt.stats().evictions - before), benchmark::Counter::kAvgIterations);
+  state.counters["evictions"] =
+      benchmark::Counter(double(rt.stats().evictions - before),
+                         benchmark::Counter::kAvgIterations);
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -46,12 +47,12 @@ void choice_args(benchmark::internal::Benchmark* b) {
   b->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 }
 
-#define DTR_CHOICE_BENCH(tag, name)                                       \
-  BENCHMARK_CAPTURE(BM_ChoiceTime, tag##_scan, name, Search::kScan)       \
-      ->Apply(choice_args);                                               \
-  BENCHMARK_CAPTURE(BM_ChoiceTime, tag##_sqrt, name, Search::kSqrt)       \
-      ->Apply(choice_args);                                               \
-  BENCHMARK_CAPTURE(BM_ChoiceTime, tag##_index, name, Search::kIndex)     \
+#define DTR_CHOICE_BENCH(tag, name)                                   \
+  BENCHMARK_CAPTURE(BM_ChoiceTime, tag##_scan, name, Search::kScan)   \
+      ->Apply(choice_args);                                           \
+  BENCHMARK_CAPTURE(BM_ChoiceTime, tag##_sqrt, name, Search::kSqrt)   \
+      ->Apply(choice_args);                                           \
+  BENCHMARK_CAPTURE(BM_ChoiceTime, tag##_index, name, Search::kIndex) \
       ->Apply(choice_args)
 
 DTR_CHOICE_BENCH(dtr_eq, "dtr-eq");
