@@ -55,8 +55,8 @@ SimResult simulate_auto(const trace::Program& program, const Baseline& baseline,
   if (r.status == SimStatus::kOk) {
     r.chosen = names[best];
   } else {
-    r.message = "auto: every heuristic failed; " + names[best] + ": " +
-                r.message;
+    r.message =
+        "auto: every heuristic failed; " + names[best] + ": " + r.message;
   }
   r.sim_wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - start)

@@ -36,7 +36,7 @@ struct Outcome {
 // Runs `p` under `heuristic`; before instruction `switch_at` (if >= 0) the
 // runtime gets a fresh instance of the same heuristic.
 Outcome run(const RandomProgram& p, std::int64_t budget,
-        const std::string& heuristic, int switch_at) {
+            const std::string& heuristic, int switch_at) {
   EventLog log;
   Runtime rt({.budget_bytes = budget}, make_heuristic(heuristic), &log);
   std::vector<TensorId> t(p.value_count, kNoId);
@@ -82,8 +82,8 @@ Outcome run(const RandomProgram& p, std::int64_t budget,
 
 TEST(SetHeuristicTest, RebuiltHeuristicChoosesAsIfItHadBeenThereAllAlong) {
   int compared = 0;  // switches after evictions that changed later choices
-  for (const std::string h : {"dtr", "dtr-eq", "dtr-local", "lru", "size",
-                              "msps"}) {
+  for (const std::string h :
+       {"dtr", "dtr-eq", "dtr-local", "lru", "size", "msps"}) {
     for (Shape shape : {Shape::kChain, Shape::kDiamond, Shape::kResidual}) {
       RandomProgram p = make_random_program(shape, 16, 3);
       const std::int64_t peak = run(p, kUnlimitedBytes, "lru", -1).peak_bytes;

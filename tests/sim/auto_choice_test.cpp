@@ -49,8 +49,7 @@ TEST(AutoChoiceTest, AutoIsAHeuristicNameOfTheSimulatorOnly) {
 
 // Runs every fixed heuristic and auto on one cell and checks auto against
 // them; returns auto's result.
-SimResult check_cell(const trace::Program& p, const Baseline& b,
-                     double ratio) {
+SimResult check_cell(const trace::Program& p, const Baseline& b, double ratio) {
   SimConfig config;
   config.budget_ratio = ratio;
   config.heuristic = "auto";
@@ -122,7 +121,8 @@ TEST(AutoChoiceTest, NeverWorseThanAFixedHeuristicOnTheSharedTraces) {
   if (!std::filesystem::exists(traces + "/manifest.json")) {
     GTEST_SKIP() << "the paper's traces are not at " << traces;
   }
-  std::vector<std::string> specs = expand_program_specs({traces + "/manifest.json"});
+  std::vector<std::string> specs =
+      expand_program_specs({traces + "/manifest.json"});
   ASSERT_EQ(specs.size(), 5u);
   std::vector<NamedProgram> programs(specs.size());
   std::vector<Baseline> baselines(specs.size());
