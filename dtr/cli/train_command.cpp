@@ -42,6 +42,10 @@ void add_train_command(CLI::App& app) {
                 "also train plain LibTorch; fail unless bitwise identical");
   cmd->add_option("--record", options->record,
                   "write the run's trace (paper format) to this file");
+  cmd->add_option("--heuristic", options->heuristic,
+                  "auto (default: simulate each step shape under every fixed "
+                  "heuristic and run the best), dtr, dtr-eq, dtr-local, msps, "
+                  "lru, size, random");
   cmd->add_flag("--bytes-cost", options->bytes_cost,
                 "deterministic cost model (output bytes) instead of time");
   cmd->add_flag("--warmup", options->warmup,
