@@ -61,8 +61,8 @@ std::string AutoHeuristic::decide(Runtime& rt) {
   sim::SimConfig config;
   config.heuristic = std::string(sim::kAutoHeuristic);
   config.budget_bytes = rt.budget_bytes();
-  const sim::SimResult r = sim::simulate_auto(program, baseline, config,
-                                              sim::default_threads());
+  const sim::SimResult r =
+      sim::simulate_auto(program, baseline, config, sim::default_threads());
   ++decisions_;
   decision_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - start)

@@ -11,7 +11,9 @@ constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
 constexpr std::uint64_t kFnvPrime = 1099511628211ull;
 }  // namespace
 
-StepRecording::StepRecording() : writer_(text_) { restart(false); }
+StepRecording::StepRecording() : writer_(text_) {
+  restart(false);
+}
 
 void StepRecording::restart(bool write) {
   hash_ = kFnvOffset;
