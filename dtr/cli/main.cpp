@@ -5,6 +5,7 @@
 #include "dtr/cli/commands.h"
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/sim/auto_choice.h"
 #include "dtr/trace/output_file.h"
 
 #ifdef DTR_HAVE_TORCH
@@ -44,7 +45,7 @@ std::vector<std::string> parse_heuristic_list(const std::string& text) {
     std::size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     out.push_back(text.substr(start, end - start));
-    make_heuristic(out.back());  // throws on an unknown name
+    sim::check_heuristic_name(out.back());  // throws on an unknown name
     start = end + 1;
   }
   return out;

@@ -12,6 +12,8 @@
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
 #include "dtr/report/result_table.h"
+#include "dtr/sim/auto_choice.h"
+#include "dtr/sim/parallel.h"
 #include "dtr/sim/program_source.h"
 #include "dtr/trace/profile_recorder.h"
 
@@ -35,15 +37,17 @@ struct SimOptions {
 
 void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
                   const sim::SimResult& r) {
+  const std::string chosen =
+      r.chosen.empty() ? "" : " (chosen " + r.chosen + ")";
   std::printf(
-      "trace %s (%zu ops)\nheuristic %s, policy %s\n"
+      "trace %s (%zu ops)\nheuristic %s%s, policy %s\n"
       "budget %lld bytes = %.3f x baseline peak %lld\n"
       "status %s\noverhead %.4f (model %.3f ms + remat %.3f ms)\n"
       "peak %lld bytes, %llu evictions, %llu eager evictions, %llu remats\n"
       "simulated in %.3f ms (choosing victims %.3f ms)\n",
       p.name.c_str(), p.program.trace_ops(), r.heuristic.c_str(),
-      std::string(to_string(r.policy)).c_str(), (long long)r.budget_bytes,
-      r.budget_ratio, (long long)baseline.peak_bytes,
+      chosen.c_str(), std::string(to_string(r.policy)).c_str(),
+      (long long)r.budget_bytes, r.budget_ratio, (long long)baseline.peak_bytes,
       std::string(sim::to_string(r.status)).c_str(), r.overhead,
       r.model_compute_ns / 1e6, r.remat_compute_ns / 1e6,
       (long long)r.peak_bytes, (unsigned long long)r.evictions,
@@ -75,7 +79,11 @@ void run_sim(const SimOptions& o) {
                     "dtr sim " + p.name + " (" + o.heuristic + ")");
     config.observer = &*profile;
   }
-  sim::SimResult r = sim::simulate(p.program, baseline, config);
+  // auto simulates every fixed heuristic: on all cores, as sweeps do.
+  sim::SimResult r = config.heuristic == sim::kAutoHeuristic
+                         ? sim::simulate_auto(p.program, baseline, config,
+                                              sim::default_threads())
+                         : sim::simulate(p.program, baseline, config);
   if (profile) {
     profile->counter("budget bytes", "budget_bytes", r.budget_bytes, 0);
     profile->counter("budget bytes", "budget_bytes", r.budget_bytes,
@@ -114,7 +122,8 @@ void add_sim_command(CLI::App& app) {
       "budget as a fraction of the baseline peak: a positive finite number "
       "whose product with the peak fits in 64 bits (else an error)");
   sub->add_option("--heuristic", o->heuristic,
-                  "dtr, dtr-eq, dtr-local, msps, lru, size, random");
+                  "dtr, dtr-eq, dtr-local, msps, lru, size, random, or auto "
+                  "(the best of the first six on this trace and budget)");
   sub->add_option("--policy", o->policy, "eager, ignore or banish");
   sub->add_option("--thrash-limit", o->thrash_limit,
                   "give up at this overhead, >= 1 (default 2.0; inf: never)");

@@ -104,7 +104,8 @@ void add_sweep_command(CLI::App& app) {
                   "whose product with each trace's peak fits in 64 bits "
                   "(else an error)");
   sub->add_option("--heuristics", o->heuristics,
-                  "comma-separated heuristic names, or all");
+                  "comma-separated heuristic names (auto: the best of the six "
+                  "fixed ones per cell), or all");
   sub->add_option("--policy", o->policy, "eager, ignore or banish");
   sub->add_option("--thrash-limit", o->thrash_limit,
                   "give up at this overhead, >= 1 (default 2.0; inf: never)");

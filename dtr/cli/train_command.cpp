@@ -46,6 +46,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--profile", options->profile,
                   "write a Chrome trace of the budgeted run (chrome://tracing, "
                   "ui.perfetto.dev), wall clock; see docs/profiling.md");
+  cmd->add_option("--heuristic", options->heuristic,
+                  "auto (default: simulate each step shape under every fixed "
+                  "heuristic and run the best), dtr, dtr-eq, dtr-local, msps, "
+                  "lru, size, random");
   cmd->add_flag("--bytes-cost", options->bytes_cost,
                 "deterministic cost model (output bytes) instead of time");
   cmd->add_flag("--warmup", options->warmup,

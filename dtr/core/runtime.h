@@ -157,6 +157,11 @@ class Runtime {
   const Graph& graph() const { return graph_; }
   const RuntimeStats& stats() const { return stats_; }
   const Heuristic& heuristic() const { return *heuristic_; }
+  /// Replaces the heuristic between calls (not while an op is replayed) and
+  /// rebuilds its state from the graph as it is now (Note [Switching
+  /// heuristics], runtime_set_heuristic.cpp). O(graph size). Throws
+  /// InvalidArgument for a null heuristic or a call during a replay.
+  void set_heuristic(std::unique_ptr<Heuristic> heuristic);
   bool is_defined(TensorId t) const;
   /// The heuristic's current score of resident storage `s` (lower is
   /// evicted first); for introspection and tests.

@@ -26,7 +26,8 @@ const std::vector<std::string>& result_columns() {
                                                    "metadata_accesses",
                                                    "status",
                                                    "trace_ops",
-                                                   "sim_wall_ns"};
+                                                   "sim_wall_ns",
+                                                   "chosen"};
   return columns;
 }
 
@@ -54,6 +55,7 @@ nlohmann::json result_to_json(const std::string& trace,
   j["status"] = std::string(to_string(r.status));
   j["trace_ops"] = r.trace_ops;
   j["sim_wall_ns"] = r.sim_wall_ns;
+  j["chosen"] = r.chosen;  // auto's pick; empty for a fixed heuristic
   if (!r.message.empty()) j["message"] = r.message;
   return nlohmann::json::parse(j.dump());
 }
@@ -84,7 +86,7 @@ std::string result_to_csv_row(const std::string& trace,
     << r.remat_compute_ns << ',' << r.overhead << ',' << r.peak_bytes << ','
     << r.evictions << ',' << r.eager_evictions << ',' << r.banishments << ','
     << r.remats << ',' << r.metadata_accesses << ',' << to_string(r.status)
-    << ',' << r.trace_ops << ',' << r.sim_wall_ns;
+    << ',' << r.trace_ops << ',' << r.sim_wall_ns << ',' << r.chosen;
   return o.str();
 }
 

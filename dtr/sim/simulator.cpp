@@ -6,6 +6,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/runtime.h"
+#include "dtr/sim/auto_choice.h"
 
 namespace dtr::sim {
 
@@ -89,6 +90,9 @@ Baseline compute_baseline(const trace::Program& program) {
 
 SimResult simulate(const trace::Program& program, const Baseline& baseline,
                    const SimConfig& config) {
+  if (config.heuristic == kAutoHeuristic) {
+    return simulate_auto(program, baseline, config);
+  }
   SimResult r;
   r.heuristic = config.heuristic;
   r.policy = config.policy;

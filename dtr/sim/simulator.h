@@ -23,6 +23,7 @@ struct Baseline {
 };
 
 struct SimConfig {
+  /// A core heuristic, or "auto" (auto_choice.h).
   std::string heuristic = "dtr";
   DeallocPolicy policy = DeallocPolicy::kEager;
   /// Exactly one of the two budgets is used; the ratio wins if both are set.
@@ -45,6 +46,8 @@ std::string_view to_string(SimStatus status);
 struct SimResult {
   SimStatus status = SimStatus::kOk;
   std::string heuristic;
+  /// For "auto": the fixed heuristic whose run this is (empty if all failed).
+  std::string chosen;
   DeallocPolicy policy = DeallocPolicy::kEager;
   double budget_ratio = 0;  ///< budget / baseline peak
   std::int64_t budget_bytes = 0;

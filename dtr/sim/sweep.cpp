@@ -5,6 +5,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/sim/auto_choice.h"
 #include "dtr/sim/parallel.h"
 #include "dtr/sim/program_source.h"
 
@@ -15,7 +16,7 @@ SweepOutput run_sweep(const SweepRequest& request,
                                                std::size_t)>& progress) {
   DTR_CHECK(!request.ratios.empty(), "[sweep] no budget ratios");
   DTR_CHECK(!request.heuristics.empty(), "[sweep] no heuristics");
-  for (const auto& h : request.heuristics) make_heuristic(h);  // validates
+  for (const auto& h : request.heuristics) check_heuristic_name(h);
   for (double r : request.ratios) {
     DTR_CHECK(r > 0 && std::isfinite(r),
               "[sweep] budget ratios must be positive finite numbers, got ", r);

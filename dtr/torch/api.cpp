@@ -53,6 +53,14 @@ void set_cost_model(CostModel model) {
   Context::get().set_cost_model(model);
 }
 
+void set_heuristic(const std::string& name) {
+  Context::get().set_heuristic(name);
+}
+
+std::string heuristic() {
+  return Context::get().heuristic_name();
+}
+
 Stats stats() {
   return Context::get().stats();
 }
@@ -80,7 +88,10 @@ std::string to_string(const Stats& s) {
       << " choose_wall_ns=" << s.choose_wall_ns
       << " replay_wall_ns=" << s.replay_wall_ns << " graph_ops=" << s.graph_ops
       << " graph_tensors=" << s.graph_tensors
-      << " graph_storages=" << s.graph_storages;
+      << " graph_storages=" << s.graph_storages << " heuristic=" << s.heuristic
+      << (s.auto_heuristic ? " (auto)" : "") << " steps=" << s.steps
+      << " auto_decisions=" << s.auto_decisions
+      << " auto_decision_ns=" << s.auto_decision_ns;
   return out.str();
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "dtr/core/error.h"
+#include "dtr/sim/auto_choice.h"
 #include "dtr/torch/call_guard.h"
 #include "dtr/torch/counting_allocator.h"
 
@@ -15,11 +16,11 @@ namespace dtr::pt {
 
 namespace {
 
-// DTR_HEURISTIC names the eviction heuristic; exact `dtr` by default (see
-// docs/torch.md, "Choice of heuristic").
-const char* heuristic_from_env() {
+// DTR_HEURISTIC names the eviction heuristic; `auto` by default (see
+// docs/torch.md, "Choice of heuristic", and Note [Auto protocol]).
+std::string heuristic_from_env() {
   const char* name = std::getenv("DTR_HEURISTIC");
-  return name != nullptr ? name : "dtr";
+  return name != nullptr ? name : "auto";
 }
 
 }  // namespace
@@ -29,9 +30,13 @@ Context& Context::get() {
   return *context;                          // may die during static destruction
 }
 
+// auto starts with exact `dtr`, the first fixed heuristic, until its first
+// decision.
 Context::Context()
     : runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
-               make_heuristic(heuristic_from_env()), this) {
+               make_heuristic("dtr"), this) {
+  set_heuristic(heuristic_from_env());
+  add_step_listener([this](std::uint64_t) { auto_.end_step(runtime_); });
   install_counting_allocator();
   set_outside_hook(&outside_allocation_hook);
   debug_ = std::getenv("DTR_DEBUG") != nullptr;
@@ -69,6 +74,7 @@ void Context::flush() {
       if (p.release) {
         runtime_.release(p.id);
         if (recorder_ != nullptr) recorder_->release(p.id);
+        if (auto_.enabled()) auto_.step().release(p.id);
       }
       if (p.forget) dead.push_back(p.id);
     }
@@ -263,6 +269,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
     OutputSpec spec{0, -1};
     const TensorId id = runtime_.end_call("checkpoint", {}, {&spec, 1}, 0)[0];
     if (recorder_ != nullptr) recorder_->constant(id, 0);
+    if (auto_.enabled()) auto_.step().constant(id, 0);
     return id;
   }
   TensorId member = kNoId;
@@ -275,6 +282,10 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
   const TensorId id = guard.end("checkpoint", {&spec, 1}, 0)[0];
   if (recorder_ != nullptr) {
     recorder_->call("checkpoint", {&member, 1}, {&id, 1}, {&spec, 1}, 0);
+  }
+  if (auto_.enabled()) {
+    auto_.step().call(runtime_.graph(), "checkpoint", {&member, 1}, {&id, 1},
+                      {&spec, 1}, 0);
   }
   return id;
 }
@@ -341,6 +352,22 @@ void Context::set_recorder(TraceRecorder* recorder) {
   recorder_ = recorder;
 }
 
+void Context::set_heuristic(const std::string& name) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (name == sim::kAutoHeuristic) {
+    if (!auto_.enabled()) auto_.set_enabled(true);
+    return;
+  }
+  runtime_.set_heuristic(make_heuristic(name));  // throws if unknown
+  auto_.set_enabled(false);
+}
+
+std::string Context::heuristic_name() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  return auto_.enabled() ? std::string(sim::kAutoHeuristic)
+                         : std::string(runtime_.heuristic().name());
+}
+
 Stats Context::stats() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   const RuntimeStats& rs = runtime_.stats();
@@ -363,6 +390,11 @@ Stats Context::stats() {
   s.remat_compute_ns = rs.remat_compute_ns;
   s.choose_wall_ns = rs.choose_wall_ns;
   s.replay_wall_ns = rs.replay_wall_ns;
+  s.heuristic = std::string(runtime_.heuristic().name());
+  s.auto_heuristic = auto_.enabled();
+  s.steps = steps_;
+  s.auto_decisions = auto_.decisions();
+  s.auto_decision_ns = auto_.decision_ns();
   s.graph_ops = static_cast<std::int64_t>(g.live_op_count());
   s.graph_tensors = static_cast<std::int64_t>(g.live_tensor_count());
   s.graph_storages = static_cast<std::int64_t>(g.live_storage_count());

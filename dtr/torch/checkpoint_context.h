@@ -12,9 +12,11 @@
 ///   remat.cpp               building Remats and replaying them
 ///   gradients.cpp           autograd: checkpoint(), parameter gradients
 ///   debug_dump.cpp          DTR_DEBUG output
+///   steps.cpp               step boundaries and their listeners
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -28,6 +30,7 @@
 
 #include "dtr/core/executor.h"
 #include "dtr/core/runtime.h"
+#include "dtr/torch/auto_heuristic.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
@@ -90,6 +93,20 @@ class Context final : public Executor {
   /// Starts (or with nullptr stops) profiling (profiling.cpp); throws
   /// dtr::Error if a profile is already running.
   void set_profiler(trace::ProfileRecorder* profiler);
+  /// "auto" (Note [Auto protocol]) or a fixed heuristic's name; throws
+  /// InvalidArgument naming an unknown one.
+  void set_heuristic(const std::string& name);
+  std::string heuristic_name();
+
+  // Steps (steps.cpp): Note [Step boundaries].
+  /// A step begins: the previous one ends, unless no operator ran since
+  /// the last boundary (then this is the same boundary).
+  void begin_step();
+  std::uint64_t steps();
+  /// Called at each boundary with the number of the step that begins
+  /// (1 for the first), under the context's mutex, outside any op.
+  using StepListener = std::function<void(std::uint64_t step)>;
+  void add_step_listener(StepListener listener);
 
   // Autograd (gradients.cpp).
   /// A plain leaf that requires grad was read: make its gradient plain.
@@ -278,6 +295,10 @@ class Context final : public Executor {
   std::unordered_map<const c10::FunctionSchema*, OpRules> rules_;
   TraceRecorder* recorder_ = nullptr;
   trace::ProfileRecorder* profiler_ = nullptr;
+  AutoHeuristic auto_;  // Note [Auto protocol]
+  std::uint64_t steps_ = 0;
+  std::uint64_t ops_at_step_ = 0;  // ops_ when the current step began
+  std::vector<StepListener> step_listeners_;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.

@@ -23,6 +23,7 @@
 namespace dtr::pt {
 
 at::Tensor checkpoint(const at::Tensor& t);
+void begin_step();
 
 namespace module_detail {
 /// Throws dtr::InvalidArgument unless every parameter is a dense CPU tensor.
@@ -65,6 +66,7 @@ class CheckpointedModule {
 
   template <typename... Args>
   decltype(auto) forward(Args&&... args) {
+    begin_step();  // Note [Step boundaries]: the root's forward starts one
     return module_->forward(
         module_detail::checkpoint_argument(std::forward<Args>(args))...);
   }

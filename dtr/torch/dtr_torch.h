@@ -83,6 +83,21 @@ class Budget {
 enum class CostModel { kMeasured, kBytes };
 void set_cost_model(CostModel model);
 
+/// Marks the start of a training step (Note [Step boundaries]): the
+/// forward() of checkpoint(module) and `dtr train`'s loop call it; call it
+/// yourself at the top of a loop that uses neither. Calling it again with
+/// no operator call in between is the same boundary.
+void begin_step();
+
+/// The eviction heuristic: "auto" (the default; the environment variable
+/// DTR_HEURISTIC overrides it) simulates the program's steps under each
+/// fixed heuristic and runs the best (docs/planners.md, "auto"); a fixed
+/// name (dtr, dtr-eq, dtr-local, msps, lru, size, random) turns auto off.
+/// Throws dtr::InvalidArgument naming an unknown heuristic.
+void set_heuristic(const std::string& name);
+/// "auto" or the fixed heuristic set; Stats::heuristic is the one in force.
+std::string heuristic();
+
 struct Stats {
   std::int64_t budget_bytes = 0;
   std::int64_t dtr_bytes = 0;        ///< resident storage under DTR control
@@ -109,6 +124,12 @@ struct Stats {
   std::int64_t graph_ops = 0;
   std::int64_t graph_tensors = 0;
   std::int64_t graph_storages = 0;
+  /// The heuristic evicting now (auto's current choice when auto is on).
+  std::string heuristic;
+  bool auto_heuristic = false;        ///< auto is on
+  std::uint64_t steps = 0;            ///< begin_step() boundaries so far
+  std::uint64_t auto_decisions = 0;   ///< steps auto simulated to choose
+  std::int64_t auto_decision_ns = 0;  ///< wall time of those decisions
 };
 Stats stats();
 /// Evicts every evictable value now (tests, debugging); they are

@@ -125,6 +125,10 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
       }
       recorder_->call(name, slots.ids, out_ids, rec, cost);
     }
+    if (auto_.enabled()) {
+      auto_.step().call(runtime_.graph(), name, slots.ids, out_ids, out.specs,
+                        cost);
+    }
     for (std::size_t o = 0; o < out.specs.size(); ++o) {
       out_cells.push_back(new_cell(out_ids[o], out.values[o]));
       const int in = out.specs[o].alias_of;

@@ -210,6 +210,10 @@ c10::Dict<std::string, int64_t> op_stats() {
   d.insert("graph_ops", s.graph_ops);
   d.insert("graph_tensors", s.graph_tensors);
   d.insert("graph_storages", s.graph_storages);
+  d.insert("auto_heuristic", s.auto_heuristic ? 1 : 0);
+  d.insert("steps", static_cast<int64_t>(s.steps));
+  d.insert("auto_decisions", static_cast<int64_t>(s.auto_decisions));
+  d.insert("auto_decision_ns", s.auto_decision_ns);
   return d;
 }
 
@@ -246,6 +250,12 @@ TORCH_LIBRARY(dtr, m) {
   m.def("nested_backward(bool enter) -> ()", &dtr::pt::op_nested_backward);
   m.def("set_cost_model(str model) -> ()", &dtr::pt::op_set_cost_model);
   m.def("stats() -> Dict(str, int)", &dtr::pt::op_stats);
+  m.def("begin_step() -> ()", [] { dtr::pt::begin_step(); });
+  m.def("set_heuristic(str name) -> ()",
+        [](std::string name) { dtr::pt::set_heuristic(name); });
+  m.def("heuristic() -> str", [] { return dtr::pt::heuristic(); });
+  m.def("heuristic_in_force() -> str",
+        [] { return dtr::pt::stats().heuristic; });
   m.def("start_recording(str path) -> ()", &dtr::pt::op_start_recording);
   m.def("stop_recording() -> ()", &dtr::pt::op_stop_recording);
   m.def("start_profile(str path) -> ()", &dtr::pt::op_start_profile);

@@ -36,7 +36,8 @@ import torch
 
 __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
            "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
-           "set_cost_model", "record", "profile", "UNLIMITED"]
+           "set_cost_model", "record", "profile", "set_heuristic",
+           "heuristic", "begin_step", "UNLIMITED"]
 
 
 
@@ -156,10 +157,35 @@ def profile(path):
 
 
 def stats():
-    """Counters of the runtime (bytes, ops, replays, evictions, ...), with
-    choose_wall_ns and replay_wall_ns: wall time spent choosing victims and
-    replaying evicted values."""
-    return dict(_ops.stats())
+    """Counters of the runtime by name (bytes, ops, replays, evictions,
+    ...), with choose_wall_ns and replay_wall_ns: wall time spent choosing
+    victims and replaying evicted values; "heuristic" is the heuristic
+    evicting now (auto's current choice when "auto_heuristic" is 1), and
+    "auto_decisions" how many step shapes auto simulated to choose."""
+    s = dict(_ops.stats())
+    s["heuristic"] = _ops.heuristic_in_force()
+    return s
+
+
+def set_heuristic(name):
+    """The eviction heuristic: "auto" (the default: simulates each new
+    shape of training step under every fixed heuristic and runs the best)
+    or a fixed one (dtr, dtr-eq, dtr-local, msps, lru, size, random), which
+    turns auto off. The environment variable DTR_HEURISTIC sets it at
+    import."""
+    _ops.set_heuristic(str(name))
+
+
+def heuristic():
+    """"auto" or the fixed heuristic set by set_heuristic()."""
+    return _ops.heuristic()
+
+
+def begin_step():
+    """Marks the start of a training step (the forward() of a module given
+    to checkpoint() does it); a second call with no operator in between is
+    the same boundary."""
+    _ops.begin_step()
 
 
 def evict_all():

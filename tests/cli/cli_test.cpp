@@ -155,6 +155,26 @@ void expect_matches_library(const json& j, const sim::SimResult& r,
 // ---------------------------------------------------------------------------
 // dtr sim
 
+// `auto` runs the six fixed heuristics and names the one it reports.
+TEST_F(CliTest, SimAutoNamesTheChosenHeuristic) {
+  RunResult r =
+      dtr("sim model:chain --budget-ratio 0.5 --heuristic auto --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["heuristic"], "auto");
+  const std::string chosen = j["chosen"].get<std::string>();
+  EXPECT_NE(std::string(" dtr dtr-eq dtr-local msps lru size ")
+                .find(" " + chosen + " "),
+            std::string::npos)
+      << chosen;
+  RunResult text = dtr("sim model:chain --budget-ratio 0.5 --heuristic auto");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("heuristic auto (chosen " + chosen + ")"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST_F(CliTest, SimJsonPrintsOneObjectWithTheResultKeys) {
   RunResult r = dtr("sim model:chain --budget-ratio 0.5 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -74,6 +74,7 @@ sim::SimResult distinct_result() {
   r.metadata_accesses = std::numeric_limits<std::uint64_t>::max();
   r.trace_ops = 43;
   r.sim_wall_ns = 47;
+  r.chosen = "msps";
   r.message = "gave up, at \"limit\"\nsecond line";
   return r;
 }
@@ -101,6 +102,7 @@ const std::map<std::string, std::string> kDistinctColumns = {
     {"status", "thrash"},
     {"trace_ops", "43"},
     {"sim_wall_ns", "47"},
+    {"chosen", "msps"},
 };
 
 std::map<std::string, std::string> row_by_column(const std::string& row) {

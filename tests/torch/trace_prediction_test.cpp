@@ -52,6 +52,7 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   o.steps = 1;
   o.budget_ratio = 0.5;
   o.bytes_cost = true;
+  o.heuristic = "dtr";  // not auto: one heuristic on both sides
   o.record = path.string();
   std::ostringstream log;
   dtr::pt::train::RunReport run;
@@ -62,7 +63,7 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
       dtr::trace::read_trace_file(path.string());
   std::filesystem::remove(path);
   dtr::sim::SimConfig config;
-  config.heuristic = "dtr";  // the LibTorch layer's default
+  config.heuristic = "dtr";  // as the runtime: o.heuristic above
   config.budget_bytes = run.stats.budget_bytes;
   config.thrash_limit = 1e9;  // compare, never give up
   const auto sim =

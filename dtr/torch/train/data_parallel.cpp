@@ -83,6 +83,7 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
     at::set_num_threads(1);
     dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
                                          : dtr::pt::CostModel::kMeasured);
+    dtr::pt::set_heuristic(o.heuristic);
     auto store = c10::make_intrusive<c10d::FileStore>(r.store, r.world);
     auto opts = c10d::ProcessGroupGloo::Options::create(
         std::chrono::milliseconds(r.timeout_ms));
@@ -147,6 +148,7 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
             o.batch.value_or(0));
   dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
                                        : dtr::pt::CostModel::kMeasured);
+  dtr::pt::set_heuristic(o.heuristic);  // an unknown name fails here
   // The budget, and that it fits, before any rank starts: no collective
   // can be left waiting for a rank that fails on its first step.
   std::optional<std::int64_t> budget = o.budget_bytes;
@@ -188,6 +190,8 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
   }
   if (o.check) common.push_back("--check");
   if (o.bytes_cost) common.push_back("--bytes-cost");
+  common.push_back("--heuristic");
+  common.push_back(o.heuristic);
   out.flush();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) {

@@ -57,6 +57,7 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
     const auto before = dtr::pt::stats();
     const std::int64_t t0 = now_ns();
     if (use_dtr) {
+      dtr::pt::begin_step();  // Note [Step boundaries]
       for (auto& t : inputs) t = dtr::pt::checkpoint(t);
     }
     opt.zero_grad();
@@ -107,6 +108,7 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
             "[train] --lr must be a positive finite number, got ", o.lr);
   dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
                                        : dtr::pt::CostModel::kMeasured);
+  dtr::pt::set_heuristic(o.heuristic);
   if (o.warmup) {
     TrainOptions once = o;
     once.steps = 1;
@@ -143,7 +145,10 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
       << (run.allocator_peak_bytes - run.dtr_peak_bytes) << " wall_ms "
       << run.wall_ns / 1e6 << " evictions " << s.evictions
       << " eager_evictions " << s.eager_evictions << " remats " << s.remat_ops
-      << " lineage_cuts " << s.lineage_cuts << "\n";
+      << " lineage_cuts " << s.lineage_cuts << "\n"
+      << "heuristic: " << (s.auto_heuristic ? "auto chose " : "") << s.heuristic
+      << " (" << s.auto_decisions << " decisions in "
+      << s.auto_decision_ns / 1e6 << " ms, " << s.steps << " steps)\n";
   if (o.check) {
     RunReport plain = train_once(o, false, dtr::pt::kUnlimited, nullptr);
     bool same = plain.steps.size() == run.steps.size() &&

@@ -29,6 +29,8 @@ struct TrainOptions {
   std::string record;       ///< trace file, empty: none
   std::string profile;      ///< Chrome trace of the budgeted run, or none
   bool bytes_cost = false;  ///< deterministic cost model
+  /// "auto" (Note [Auto protocol]) or a fixed heuristic (dtr_torch.h).
+  std::string heuristic = "auto";
   /// One untimed plain step first, so neither timed run pays the process's
   /// warm-up (thread pools, first touch of fresh heap pages).
   bool warmup = false;
