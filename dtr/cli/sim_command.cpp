@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "dtr/cli/commands.h"
+#include "dtr/cli/sim_stage.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/error.h"
@@ -27,6 +28,7 @@ struct SimOptions {
   bool ignore_small = false;
   std::uint64_t seed = 0;
   bool json = false;
+  bool stage = false;
 };
 
 void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
@@ -63,6 +65,10 @@ void run_sim(const SimOptions& o) {
   config.seed = o.seed;
   sim::NamedProgram p = sim::load_program(o.trace);
   sim::Baseline baseline = sim::compute_baseline(p.program);
+  if (o.stage) {
+    run_sim_staged(p, baseline, config, o.json);
+    return;
+  }
   sim::SimResult r = sim::simulate(p.program, baseline, config);
   if (o.json) {
     std::cout << report::result_to_json(p.name, r).dump() << "\n";
@@ -108,6 +114,10 @@ void add_sim_command(CLI::App& app) {
       ->transform(integer_in<std::uint64_t>(
           0, std::numeric_limits<std::uint64_t>::max()));
   sub->add_flag("--json", o->json, "print one JSON object");
+  sub->add_flag("--stage", o->stage,
+                "run online recording each step's evictions, then replay "
+                "them with no search (and, with several steps, as a "
+                "training loop); print both");
   sub->callback([o] { run_sim(*o); });
 }
 

@@ -42,7 +42,14 @@ void replay(const trace::Program& program, Runtime& rt) {
   rt.reserve(program.ops.size(), program.value_count);
   std::vector<TensorId> tensor_of(program.value_count, kNoId);
   std::vector<TensorId> inputs;
-  for (const trace::Step& step : program.steps) {
+  std::size_t next_start = 0;  // into program.step_starts
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const trace::Step& step = program.steps[i];
+    if (next_start < program.step_starts.size() &&
+        program.step_starts[next_start] == i) {
+      rt.begin_step();
+      ++next_start;
+    }
     switch (step.kind) {
       case trace::StepKind::kCompute: {
         const trace::ProgramOp& op = program.ops[step.index];
@@ -120,6 +127,12 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   options.remat_limit_ns =
       std::isfinite(limit) ? static_cast<std::int64_t>(std::floor(limit)) : -1;
   Runtime rt(options, make_heuristic(config.heuristic, config.seed));
+  if (config.stage != SimConfig::StageMode::kOff || config.plans) {
+    rt.enable_staging();
+    rt.staging()->keep_records(true);
+    rt.staging()->replay_previous(config.stage == SimConfig::StageMode::kLoop);
+    if (config.plans) rt.staging()->load(*config.plans);
+  }
 
   auto start = std::chrono::steady_clock::now();
   try {
@@ -131,6 +144,7 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
     r.status = SimStatus::kThrash;
     r.message = e.what();
   }
+  rt.begin_step();  // closes the last step, for the staging figures
   r.sim_wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
@@ -147,6 +161,11 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.banishments = s.banishments;
   r.remats = s.remat_ops;
   r.metadata_accesses = rt.heuristic().accesses();
+  r.eviction_searches = s.eviction_searches;
+  if (const Staging* staging = rt.staging()) {
+    r.staging = staging->stats();
+    r.captured = staging->captured();
+  }
   return r;
 }
 
