@@ -65,19 +65,20 @@ void run_sim_staged(const sim::NamedProgram& p, const sim::Baseline& baseline,
     if (loop) j["loop"] = staged_json(p.name, looped);
     std::cout << j.dump() << "\n";
   } else {
-    std::printf("trace %s (%zu ops, %zu marked steps)\nheuristic %s, budget "
-                "%lld bytes = %.3f x baseline peak %lld\n",
-                p.name.c_str(), p.program.trace_ops(),
-                p.program.step_starts.size(), online.heuristic.c_str(),
-                (long long)online.budget_bytes, online.budget_ratio,
-                (long long)baseline.peak_bytes);
+    std::printf(
+        "trace %s (%zu ops, %zu marked steps)\nheuristic %s, budget "
+        "%lld bytes = %.3f x baseline peak %lld\n",
+        p.name.c_str(), p.program.trace_ops(), p.program.step_starts.size(),
+        online.heuristic.c_str(), (long long)online.budget_bytes,
+        online.budget_ratio, (long long)baseline.peak_bytes);
     print_row("online", online);
     print_row("staged", staged);
     if (loop) print_row("loop", looped);
   }
   if (online.status != sim::SimStatus::kOk) {
-    throw RunFailed("[sim] status " + std::string(sim::to_string(online.status)) +
-                    " at budget " + std::to_string(online.budget_bytes) +
+    throw RunFailed("[sim] status " +
+                    std::string(sim::to_string(online.status)) + " at budget " +
+                    std::to_string(online.budget_bytes) +
                     " bytes: " + online.message);
   }
   if (!same_run(online, staged)) {

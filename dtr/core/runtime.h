@@ -141,6 +141,8 @@ class Runtime {
   /// evictions are recorded, and a step that repeats the previous one
   /// evicts what that one did instead of searching. Idempotent.
   void enable_staging();
+  /// Stops staging and drops its plans and figures.
+  void disable_staging() { staging_.reset(); }
   /// Null unless enable_staging() was called.
   Staging* staging() { return staging_.get(); }
   const Staging* staging() const { return staging_.get(); }

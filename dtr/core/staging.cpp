@@ -56,8 +56,8 @@ void Staging::load(std::vector<StepPlan> plans) {
   queued_ = std::move(plans);
   next_queued_ = 0;
   if (this_step_.calls() == 0 && record_.rooms.empty()) {
-    plan_ = next_queued_ < queued_.size() ? queued_[next_queued_++]
-                                          : StepPlan{};
+    plan_ =
+        next_queued_ < queued_.size() ? queued_[next_queued_++] : StepPlan{};
     staged_ = !plan_.empty();
     room_cursor_ = 0;
   }
@@ -136,8 +136,7 @@ StorageId Staging::resolve(const VictimRef& v) const {
   const StorageId s = table.storages[slot];
   if (s == kNoId || s >= origin_.size()) return kNoId;
   const Origin& o = origin_[s];
-  return o.step == step && o.call == v.call && o.output == v.output ? s
-                                                                    : kNoId;
+  return o.step == step && o.call == v.call && o.output == v.output ? s : kNoId;
 }
 
 void Staging::begin_room(std::int64_t bytes, std::vector<StorageId>& out) {

@@ -48,9 +48,9 @@ struct StepPlan {
 };
 
 struct StagingStats {
-  std::uint64_t steps = 0;         ///< steps closed by begin_step()
-  std::uint64_t staged_steps = 0;  ///< replayed from a plan to the end
-  std::uint64_t diverged_steps = 0;  ///< had a plan, fell back to the search
+  std::uint64_t steps = 0;              ///< steps closed by begin_step()
+  std::uint64_t staged_steps = 0;       ///< replayed from a plan to the end
+  std::uint64_t diverged_steps = 0;     ///< had a plan, fell back to the search
   std::uint64_t planned_evictions = 0;  ///< evictions taken from a plan
 };
 
