@@ -1,6 +1,8 @@
 // Staging (Note [Staging]): a step replayed from a plan makes the same
 // evictions as the run it was recorded from, with no search; a step that
 // departs from its plan falls back to the heuristic and keeps the budget.
+#include "dtr/core/staging.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -8,7 +10,6 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/runtime.h"
-#include "dtr/core/staging.h"
 #include "support/checked_executor.h"
 #include "support/random_program.h"
 
@@ -151,12 +152,13 @@ TEST_P(StagingPropertyTest, ReplayedPlansMatchTheOnlineRunWithNoSearch) {
       SCOPED_TRACE(std::string(shape_name(c.shape)) + " seed " +
                    std::to_string(seed) + " ratio " + std::to_string(ratio));
       const auto budget = static_cast<std::int64_t>(ratio * peak);
-      StepsOutcome online = run_steps(steps, budget, c.heuristic, Mode::kRecord);
+      StepsOutcome online =
+          run_steps(steps, budget, c.heuristic, Mode::kRecord);
       if (online.oom) continue;
       evicting += online.stats.evictions > 0;
       ASSERT_EQ(online.captured.size(), 3u);
-      StepsOutcome staged = run_steps(steps, budget, c.heuristic, Mode::kPlans,
-                                      &online.captured);
+      StepsOutcome staged =
+          run_steps(steps, budget, c.heuristic, Mode::kPlans, &online.captured);
       ASSERT_FALSE(staged.oom);
       EXPECT_EQ(staged.stats.clock_ns, online.stats.clock_ns);
       EXPECT_EQ(staged.stats.remat_compute_ns, online.stats.remat_compute_ns);
@@ -177,9 +179,8 @@ TEST_P(StagingPropertyTest, LoopStagesEveryStepAfterTheFirst) {
   const Case& c = GetParam();
   const RandomProgram p = make_random_program(c.shape, 10, 5);
   const std::int64_t budget = evicting_budget(p, c.heuristic);
-  StepsOutcome loop =
-      run_steps(std::vector<RandomProgram>(4, p), budget, c.heuristic,
-                Mode::kLoop);
+  StepsOutcome loop = run_steps(std::vector<RandomProgram>(4, p), budget,
+                                c.heuristic, Mode::kLoop);
   ASSERT_FALSE(loop.oom);
   ASSERT_GT(loop.searches[0], 0u);
   EXPECT_EQ(loop.staging.steps, 4u);
@@ -201,16 +202,17 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, StagingPropertyTest, ::testing::ValuesIn(all_cases()),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = std::string(shape_name(info.param.shape)) + "_" +
-                         info.param.heuristic;
-      for (char& ch : name) {
-        if (ch == '-') ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(All, StagingPropertyTest,
+                         ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name =
+                               std::string(shape_name(info.param.shape)) + "_" +
+                               info.param.heuristic;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
 
 // A step whose program changes mid-way (an output of another size) falls
 // back to the search from there, counted, and still keeps the budget (the
@@ -230,29 +232,61 @@ TEST(StagingTest, ADifferentCallMidStepFallsBackAndKeepsTheBudget) {
   const std::int64_t budget = evicting_budget(a, "dtr");
   StepsOutcome loop = run_steps({a, a, b, a}, budget, "dtr", Mode::kLoop);
   ASSERT_FALSE(loop.oom);
-  EXPECT_EQ(loop.searches[1], 0u);  // staged
-  EXPECT_GT(loop.searches[2], 0u);  // diverged: searched
+  EXPECT_EQ(loop.searches[1], 0u);             // staged
+  EXPECT_GT(loop.searches[2], 0u);             // diverged: searched
   EXPECT_EQ(loop.staging.diverged_steps, 2u);  // b, then a again after b
   EXPECT_EQ(loop.staging.staged_steps, 1u);
 }
 
-// A planned victim that cannot be evicted any more (pinned by the program
-// in this step) makes the step fall back rather than evict something else.
-TEST(StagingTest, AnUnevictablePlannedVictimFallsBack) {
-  const RandomProgram p = make_random_program(Shape::kChain, 12, 2);
-  const std::int64_t budget = evicting_budget(p, "dtr");
-  StepsOutcome online = run_steps({p}, budget, "dtr", Mode::kRecord);
-  ASSERT_FALSE(online.oom);
-  // The first victim made in the step by a call: pin it right after that
-  // call in the staged run.
-  const StepPlan& plan = online.captured.at(0);
-  std::optional<VictimRef> first;
-  for (const PlannedRoom& room : plan.rooms) {
-    for (const VictimRef& v : room.victims) {
-      if (!first && v.kind == VictimRef::Kind::kThisStep) first = v;
+// Another operator (same sizes) is another program: the step diverges even
+// if the recorded evictions would still fit.
+TEST(StagingTest, ACallOfAnotherNameDiverges) {
+  const RandomProgram a = make_random_program(Shape::kDiamond, 8, 4);
+  RandomProgram b = a;
+  for (std::size_t i = b.instrs.size() / 2; i < b.instrs.size(); ++i) {
+    if (b.instrs[i].kind == Instr::kCall) {
+      b.instrs[i].name += "_other";
+      break;
     }
   }
+  const std::int64_t budget = evicting_budget(a, "dtr");
+  StepsOutcome loop = run_steps({a, b}, budget, "dtr", Mode::kLoop);
+  ASSERT_FALSE(loop.oom);
+  EXPECT_EQ(loop.staging.diverged_steps, 1u);
+  EXPECT_EQ(loop.staging.staged_steps, 0u);
+}
+
+// A planned victim that cannot be evicted any more (pinned by the program
+// in this step) makes the step fall back there, rather than evict
+// something else or go on with the plan.
+TEST(StagingTest, AnUnevictablePlannedVictimFallsBack) {
+  const RandomProgram p = make_random_program(Shape::kChain, 12, 2);
+  const auto budget = static_cast<std::int64_t>(0.8 * peak_of(p));
+  StepsOutcome online = run_steps({p}, budget, "dtr", Mode::kRecord);
+  ASSERT_FALSE(online.oom);
+  // A victim of the last request, evicted by no earlier one: pin it right
+  // after the call that made it in the staged run. Every planned eviction
+  // before it still happens; the request then has to search, so the step
+  // is not staged (it has no later request that could notice).
+  const StepPlan& plan = online.captured.at(0);
+  ASSERT_FALSE(plan.rooms.empty());
+  std::optional<VictimRef> first;
+  std::uint64_t planned_before = 0;
+  for (const VictimRef& v : plan.rooms.back().victims) {
+    bool earlier = false;
+    for (std::size_t r = 0; r + 1 < plan.rooms.size(); ++r) {
+      for (const VictimRef& e : plan.rooms[r].victims) earlier |= e == v;
+    }
+    if (!first && !earlier && v.kind == VictimRef::Kind::kThisStep) first = v;
+  }
   ASSERT_TRUE(first.has_value());
+  for (std::size_t r = 0; r + 1 < plan.rooms.size(); ++r) {
+    planned_before += plan.rooms[r].victims.size();
+  }
+  for (const VictimRef& v : plan.rooms.back().victims) {
+    if (v == *first) break;
+    ++planned_before;
+  }
   std::uint32_t calls = 0;
   AfterInstr pin_victim = [&](Runtime& rt, int, std::size_t i,
                               std::vector<TensorId>& tensor) {
@@ -260,10 +294,11 @@ TEST(StagingTest, AnUnevictablePlannedVictimFallsBack) {
     if (ins.kind != Instr::kCall && ins.kind != Instr::kConstant) return;
     if (calls++ == first->call) rt.pin(tensor[ins.value + first->output]);
   };
-  StepsOutcome staged = run_steps({p}, budget + budget / 4, "dtr",
-                                  Mode::kPlans, &online.captured, pin_victim);
+  StepsOutcome staged =
+      run_steps({p}, budget, "dtr", Mode::kPlans, &online.captured, pin_victim);
   ASSERT_FALSE(staged.oom);
   EXPECT_EQ(staged.staging.diverged_steps, 1u);
+  EXPECT_EQ(staged.staging.planned_evictions, planned_before);
   EXPECT_GT(staged.stats.eviction_searches, 0u);
 }
 
@@ -275,8 +310,8 @@ TEST(StagingTest, TwoBoundariesWithNoCallBetweenAreOne) {
   const TensorId x = rt.add_constant(10);
   rt.begin_step();
   rt.begin_step();
-  rt.release(rt.call("f", {&x, 1}, std::vector<OutputSpec>{{.bytes = 10}},
-                     1)[0]);
+  rt.release(
+      rt.call("f", {&x, 1}, std::vector<OutputSpec>{{.bytes = 10}}, 1)[0]);
   rt.begin_step();
   EXPECT_EQ(rt.staging()->stats().steps, 2u);
 }
