@@ -15,6 +15,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,11 @@ class Context final : public Executor {
   void set_cost_model(CostModel model) { cost_model_ = model; }
   Stats stats();
   void reset_peak();
+  // steps.cpp: step boundaries and staging.
+  void begin_step();
+  bool set_staging(bool on);
+  /// Called with the new step's number at each boundary.
+  void add_step_listener(std::function<void(std::uint64_t)> listener);
   void evict_all();
   /// Debugging: one line per resident storage.
   void dump(std::ostream& out);
@@ -258,6 +264,10 @@ class Context final : public Executor {
   std::uint64_t escapes_ = 0;  // see Note [Escapes]
   std::unordered_set<std::string> warned_escapes_;
   std::uint64_t ops_ = 0;
+  std::uint64_t steps_ = 0;        // begin_step() boundaries
+  std::uint64_t ops_at_step_ = 0;  // ops_ at the last boundary
+  StagingStats staging_totals_;    // of stagings turned off
+  std::vector<std::function<void(std::uint64_t)>> step_listeners_;
   const std::string* current_op_ = nullptr;  // for out-of-memory messages
   TraceRecorder* recorder_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]

@@ -22,6 +22,8 @@
 
 namespace dtr::pt {
 
+void begin_step();  // dtr_torch.h
+
 at::Tensor checkpoint(const at::Tensor& t);
 
 namespace module_detail {
@@ -65,6 +67,7 @@ class CheckpointedModule {
 
   template <typename... Args>
   decltype(auto) forward(Args&&... args) {
+    begin_step();  // a forward of the root module starts a training step
     return module_->forward(
         module_detail::checkpoint_argument(std::forward<Args>(args))...);
   }

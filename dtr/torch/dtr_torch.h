@@ -105,8 +105,24 @@ struct Stats {
   std::int64_t graph_ops = 0;
   std::int64_t graph_tensors = 0;
   std::int64_t graph_storages = 0;
+  std::uint64_t steps = 0;         ///< begin_step() boundaries (Note [Staging])
+  std::uint64_t staged_steps = 0;  ///< replayed from a plan to the end
+  std::uint64_t diverged_steps = 0;     ///< had a plan, fell back to search
+  std::uint64_t eviction_searches = 0;  ///< calls into Heuristic::choose
 };
 Stats stats();
+
+/// Marks the start of a training step: checkpoint(module)'s forward(), the
+/// Python root module's and `dtr train`'s loop call it. A step is the run of
+/// operator calls between two begin_step()s; two calls with no operator
+/// call in between are one boundary. Feeds staging (set_staging).
+void begin_step();
+/// Staging (docs/planners.md, "Staging"): each step replays the previous
+/// step's evictions with no heuristic search while the program repeats
+/// it, and falls back to the search at the first difference. Returns the
+/// previous setting; turning it off drops the plan (the counts in Stats
+/// stay).
+bool set_staging(bool on);
 /// Evicts every evictable value now (tests, debugging); they are
 /// recomputed when next needed.
 void evict_all();

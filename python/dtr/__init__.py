@@ -36,7 +36,7 @@ import torch
 
 __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
            "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
-           "set_cost_model", "record", "UNLIMITED"]
+           "set_cost_model", "record", "stage", "begin_step", "UNLIMITED"]
 
 
 
@@ -138,6 +138,27 @@ def record(path):
         yield
     finally:
         _ops.stop_recording()
+
+
+@contextlib.contextmanager
+def stage():
+    """Staging for the block: each training step (a forward() of a module
+    given to checkpoint() starts one) replays the previous step's evictions
+    with no heuristic search while the program repeats it, and falls back
+    to the search at the first difference (stats(): staged_steps,
+    diverged_steps, eviction_searches). Results are unchanged."""
+    was = _ops.set_staging(True)
+    try:
+        yield
+    finally:
+        _ops.set_staging(was)
+
+
+def begin_step():
+    """Marks the start of a training step (for loops without a module
+    given to checkpoint()); a second mark with no operation in between is
+    the same boundary."""
+    _ops.begin_step()
 
 
 def stats():

@@ -93,6 +93,7 @@ _reentrant.backward = _nested_backward(_reentrant.backward)
 
 
 def _checkpoint_inputs(module, args):
+    _ops.begin_step()  # a forward of the root module starts a step
     return wrap(args)
 
 

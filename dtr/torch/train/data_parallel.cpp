@@ -188,6 +188,7 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
   }
   if (o.check) common.push_back("--check");
   if (o.bytes_cost) common.push_back("--bytes-cost");
+  if (o.stage) common.push_back("--stage");
   out.flush();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) {
