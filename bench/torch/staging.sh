@@ -14,7 +14,8 @@ run() {  # model batch ratio [--stage] -> "searches mean_wall_ms staged diverged
                if ($2 > 0) { wall += w; n++ }; searches += s }
     /^summary/ { for (i = 1; i < NF; i++) { if ($i == "staged_steps") st = $(i+1);
                    if ($i == "diverged_steps") dv = $(i+1) } }
-    END { printf "%d %.1f %s %s", searches, wall / n, st == "" ? "-" : st,
+    END { if (n == 0) { print "failed failed - -"; exit }  # dtr says why
+          printf "%d %.1f %s %s", searches, wall / n, st == "" ? "-" : st,
                  dv == "" ? "-" : dv }'
 }
 echo "| model | batch | ratio | searches online | searches staged | ms/step online | ms/step staged | staged / diverged steps |"
