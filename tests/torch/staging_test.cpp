@@ -58,15 +58,15 @@ TEST_P(StagingTrainTest, StagedRunIsBitwiseIdenticalToPlain) {
   EXPECT_FALSE(dtr::pt::set_staging(false)) << "--stage left staging on";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, StagingTrainTest,
-    ::testing::Values(Case{"resnet", 4, 0.5, false},
-                      Case{"resnet", 4, 0.3, false},
-                      Case{"lstm", 256, 0.5, false},
-                      Case{"treelstm", 32, 0.5, true}),
-    [](const auto& info) {
-      return std::string(info.param.model) + "_" +
-             std::to_string(static_cast<int>(info.param.ratio * 10));
-    });
+INSTANTIATE_TEST_SUITE_P(Models, StagingTrainTest,
+                         ::testing::Values(Case{"resnet", 4, 0.5, false},
+                                           Case{"resnet", 4, 0.3, false},
+                                           Case{"lstm", 256, 0.5, false},
+                                           Case{"treelstm", 32, 0.5, true}),
+                         [](const auto& info) {
+                           return std::string(info.param.model) + "_" +
+                                  std::to_string(
+                                      static_cast<int>(info.param.ratio * 10));
+                         });
 
 }  // namespace
