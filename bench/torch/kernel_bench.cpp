@@ -44,13 +44,17 @@ void run(benchmark::State& state, Op op, bool checkpointed) {
   state.SetItemsProcessed(state.iterations());
 }
 
-void BM_Plain(benchmark::State& state, Op op) { run(state, op, false); }
-void BM_Checkpointed(benchmark::State& state, Op op) { run(state, op, true); }
+void BM_Plain(benchmark::State& state, Op op) {
+  run(state, op, false);
+}
+void BM_Checkpointed(benchmark::State& state, Op op) {
+  run(state, op, true);
+}
 
 // 8x8 = 64 elements: the op itself costs ~1 us, so the kernel's bookkeeping
 // dominates; 64x64 shows how the share falls as ops grow.
-#define DTR_KERNEL_BENCH(name, op)                                    \
-  BENCHMARK_CAPTURE(BM_Plain, name, op)->Arg(8)->Arg(64);             \
+#define DTR_KERNEL_BENCH(name, op)                        \
+  BENCHMARK_CAPTURE(BM_Plain, name, op)->Arg(8)->Arg(64); \
   BENCHMARK_CAPTURE(BM_Checkpointed, name, op)->Arg(8)->Arg(64)
 
 DTR_KERNEL_BENCH(add, Op::kAdd);

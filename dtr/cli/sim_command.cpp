@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "dtr/cli/commands.h"
+#include "dtr/cli/sim_stage.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/error.h"
@@ -33,6 +34,7 @@ struct SimOptions {
   std::string choice = "index";
   bool json = false;
   std::string profile;  ///< Chrome trace of the run, timed by its clock
+  bool stage = false;
 };
 
 void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
@@ -72,6 +74,10 @@ void run_sim(const SimOptions& o) {
   config.choice = parse_choice_mode(o.choice);
   sim::NamedProgram p = sim::load_program(o.trace);
   sim::Baseline baseline = sim::compute_baseline(p.program);
+  if (o.stage) {
+    run_sim_staged(p, baseline, config, o.json);
+    return;
+  }
   // Opened before the run, so an unwritable path fails at once.
   std::optional<trace::ProfileRecorder> profile;
   if (!o.profile.empty()) {
@@ -142,6 +148,10 @@ void add_sim_command(CLI::App& app) {
                   "write a Chrome trace of the run (chrome://tracing, "
                   "ui.perfetto.dev), timed by the simulated clock; see "
                   "docs/profiling.md");
+  sub->add_flag("--stage", o->stage,
+                "run online recording each step's evictions, then replay "
+                "them with no search (and, with several steps, as a "
+                "training loop); print both");
   sub->callback([o] { run_sim(*o); });
 }
 

@@ -52,6 +52,9 @@ void add_train_command(CLI::App& app) {
                   "lru, size, random");
   cmd->add_flag("--bytes-cost", options->bytes_cost,
                 "deterministic cost model (output bytes) instead of time");
+  cmd->add_flag("--stage", options->stage,
+                "staging: each step replays the previous step's evictions "
+                "with no heuristic search while it matches");
   cmd->add_flag("--warmup", options->warmup,
                 "first train one untimed plain step (fair wall-time ratios)");
   cmd->add_option("--lr", options->lr, "learning rate, positive")

@@ -156,6 +156,7 @@ void Runtime::make_room(std::int64_t bytes) {
     min_bytes = total_storage_bytes_ /
                 static_cast<std::int64_t>(graph_.live_storage_count()) / 100;
   }
+  if (staging_) evict_planned(bytes);  // runtime_staging.cpp
   while (!fits(bytes)) {
     if (pool_.empty()) {
       throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
@@ -168,6 +169,7 @@ void Runtime::make_room(std::int64_t bytes) {
         observer_ ? heuristic_->score(graph_, victim, stats_.clock_ns)
                   : std::numeric_limits<double>::quiet_NaN();
     evict(victim, /*eager=*/false, score);
+    if (staging_) staging_->on_victim(victim, /*planned=*/false);
   }
 }
 
@@ -519,6 +521,7 @@ OpId Runtime::record_call(std::string_view name,
   for (TensorId in : inputs) graph_.tensor(in).consumers.push_back(op_id);
   heuristic_->on_op_recorded(graph_, op_id);
   ++stats_.ops;
+  if (staging_) staging_->on_call(graph_, op_id);
   return op_id;
 }
 
@@ -558,6 +561,7 @@ void Runtime::discard_call(OpId op_id) {
   // referring to records that forget() may recycle.
   op.inputs.clear();
   --stats_.ops;
+  if (staging_) staging_->diverge();  // the step no longer matches its record
 }
 
 std::span<const TensorId> Runtime::call(std::string_view name,

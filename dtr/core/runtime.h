@@ -30,6 +30,7 @@
 #include "dtr/core/heuristic.h"
 #include "dtr/core/limits.h"
 #include "dtr/core/observer.h"
+#include "dtr/core/staging.h"
 #include "dtr/core/stats.h"
 
 namespace dtr {
@@ -137,6 +138,18 @@ class Runtime {
   void forget(TensorId t);
   /// Evicts every evictable storage now (for tests and debugging).
   void evict_all();
+  /// Staging (dtr/core/staging.h, Note [Staging]): from now on each step's
+  /// evictions are recorded, and a step that repeats the previous one
+  /// evicts what that one did instead of searching. Idempotent.
+  void enable_staging();
+  /// Stops staging and drops its plans and figures.
+  void disable_staging() { staging_.reset(); }
+  /// Null unless enable_staging() was called.
+  Staging* staging() { return staging_.get(); }
+  const Staging* staging() const { return staging_.get(); }
+  /// Marks a step boundary for staging (a no-op without it). Two calls with
+  /// no operator call in between are one boundary.
+  void begin_step();
   /// Restarts peak tracking from the current memory use.
   void reset_peak() { stats_.peak_bytes = stats_.memory_bytes; }
 
@@ -194,6 +207,8 @@ class Runtime {
     if (observer_)
       observer_->on_memory_changed(stats_.memory_bytes, stats_.clock_ns);
   }
+  void evict(StorageId s, bool eager);
+  void evict_planned(std::int64_t bytes);
   void pool_insert(StorageId s);
   void touch(StorageId s);  // last access := now
   void lock(StorageId s);
@@ -227,6 +242,8 @@ class Runtime {
   std::int64_t total_storage_bytes_ = 0;  // live storages; for the mean size
   std::int64_t total_cost_ns_ = 0;        // recorded live ops (a bound)
   bool busy_ = false;                     // guards against re-entry
+  std::unique_ptr<Staging> staging_;      // see enable_staging()
+  std::vector<StorageId> planned_;        // evict_planned's victims
 };
 
 }  // namespace dtr

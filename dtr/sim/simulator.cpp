@@ -43,7 +43,14 @@ void replay(const trace::Program& program, Runtime& rt) {
   rt.reserve(program.ops.size(), program.value_count);
   std::vector<TensorId> tensor_of(program.value_count, kNoId);
   std::vector<TensorId> inputs;
-  for (const trace::Step& step : program.steps) {
+  std::size_t next_start = 0;  // into program.step_starts
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const trace::Step& step = program.steps[i];
+    if (next_start < program.step_starts.size() &&
+        program.step_starts[next_start] == i) {
+      rt.begin_step();
+      ++next_start;
+    }
     switch (step.kind) {
       case trace::StepKind::kCompute: {
         const trace::ProgramOp& op = program.ops[step.index];
@@ -127,6 +134,12 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   heuristic->set_choice_mode(config.choice);
   Runtime rt(options, std::move(heuristic));
   rt.set_observer(config.observer);
+  if (config.stage != SimConfig::StageMode::kOff || config.plans) {
+    rt.enable_staging();
+    rt.staging()->keep_records(true);
+    rt.staging()->replay_previous(config.stage == SimConfig::StageMode::kLoop);
+    if (config.plans) rt.staging()->load(*config.plans);
+  }
 
   auto start = std::chrono::steady_clock::now();
   try {
@@ -138,6 +151,7 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
     r.status = SimStatus::kThrash;
     r.message = e.what();
   }
+  rt.begin_step();  // closes the last step, for the staging figures
   r.sim_wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
@@ -156,6 +170,11 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.metadata_accesses = rt.heuristic().accesses();
   r.choose_wall_ns = s.choose_wall_ns;
   r.final_clock_ns = s.clock_ns;
+  r.eviction_searches = s.eviction_searches;
+  if (const Staging* staging = rt.staging()) {
+    r.staging = staging->stats();
+    r.captured = staging->captured();
+  }
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/heuristic.h"
 #include "dtr/core/observer.h"
+#include "dtr/core/staging.h"
 #include "dtr/trace/program.h"
 
 namespace dtr::sim {
@@ -38,6 +39,14 @@ struct SimConfig {
   ChoiceMode choice = ChoiceMode::kIndex;
   /// Sees the budgeted run (not the baseline), e.g. a profile; not owned.
   RuntimeObserver* observer = nullptr;
+  /// Staging (dtr/core/staging.h). kRecord: each step's evictions are
+  /// recorded (SimResult::captured), every step searches; kLoop: each step
+  /// replays the previous step's evictions while it matches (a training
+  /// loop). With `plans` (not owned; e.g. a kRecord run's `captured`), step
+  /// k follows plans[k] instead, whatever the mode.
+  enum class StageMode { kOff, kRecord, kLoop };
+  StageMode stage = StageMode::kOff;
+  const std::vector<StepPlan>* plans = nullptr;
 };
 
 enum class SimStatus { kOk, kOom, kThrash };
@@ -61,6 +70,9 @@ struct SimResult {
   std::uint64_t banishments = 0;
   std::uint64_t remats = 0;  ///< operator replays
   std::uint64_t metadata_accesses = 0;
+  std::uint64_t eviction_searches = 0;  ///< calls into Heuristic::choose
+  StagingStats staging;                 ///< with SimConfig::stage or plans
+  std::vector<StepPlan> captured;       ///< each step's record, ditto
   std::int64_t sim_wall_ns = 0;
   std::int64_t choose_wall_ns = 0;  ///< of sim_wall_ns, choosing victims
   std::int64_t final_clock_ns = 0;  ///< the runtime's clock at the end

@@ -398,6 +398,14 @@ Stats Context::stats() {
   s.graph_ops = static_cast<std::int64_t>(g.live_op_count());
   s.graph_tensors = static_cast<std::int64_t>(g.live_tensor_count());
   s.graph_storages = static_cast<std::int64_t>(g.live_storage_count());
+  StagingStats staged = staging_totals_;
+  if (const Staging* st = runtime_.staging()) {
+    staged.staged_steps += st->stats().staged_steps;
+    staged.diverged_steps += st->stats().diverged_steps;
+  }
+  s.staged_steps = staged.staged_steps;
+  s.diverged_steps = staged.diverged_steps;
+  s.eviction_searches = rs.eviction_searches;
   return s;
 }
 

@@ -107,6 +107,8 @@ class Context final : public Executor {
   /// (1 for the first), under the context's mutex, outside any op.
   using StepListener = std::function<void(std::uint64_t step)>;
   void add_step_listener(StepListener listener);
+  /// Staging on or off (Note [Staging]); returns whether it was on.
+  bool set_staging(bool on);
 
   // Autograd (gradients.cpp).
   /// A plain leaf that requires grad was read: make its gradient plain.
@@ -289,6 +291,7 @@ class Context final : public Executor {
   std::uint64_t escapes_ = 0;  // see Note [Escapes]
   std::unordered_set<std::string> warned_escapes_;
   std::uint64_t ops_ = 0;
+  StagingStats staging_totals_;              // of stagings turned off
   const std::string* current_op_ = nullptr;  // for out-of-memory messages
   // By schema address, which is stable while the operator is registered;
   // OpRules::id catches an address reused by another operator.

@@ -22,6 +22,8 @@
 
 namespace dtr::pt {
 
+void begin_step();  // dtr_torch.h
+
 at::Tensor checkpoint(const at::Tensor& t);
 void begin_step();
 

@@ -86,7 +86,8 @@ void set_cost_model(CostModel model);
 /// Marks the start of a training step (Note [Step boundaries]): the
 /// forward() of checkpoint(module) and `dtr train`'s loop call it; call it
 /// yourself at the top of a loop that uses neither. Calling it again with
-/// no operator call in between is the same boundary.
+/// no operator call in between is the same boundary. Feeds auto and
+/// staging (set_staging).
 void begin_step();
 
 /// The eviction heuristic: "auto" (the default; the environment variable
@@ -126,12 +127,22 @@ struct Stats {
   std::int64_t graph_storages = 0;
   /// The heuristic evicting now (auto's current choice when auto is on).
   std::string heuristic;
-  bool auto_heuristic = false;        ///< auto is on
-  std::uint64_t steps = 0;            ///< begin_step() boundaries so far
-  std::uint64_t auto_decisions = 0;   ///< steps auto simulated to choose
-  std::int64_t auto_decision_ns = 0;  ///< wall time of those decisions
+  bool auto_heuristic = false;          ///< auto is on
+  std::uint64_t steps = 0;              ///< begin_step() boundaries so far
+  std::uint64_t auto_decisions = 0;     ///< steps auto simulated to choose
+  std::int64_t auto_decision_ns = 0;    ///< wall time of those decisions
+  std::uint64_t staged_steps = 0;       ///< replayed from a plan to the end
+  std::uint64_t diverged_steps = 0;     ///< had a plan, fell back to search
+  std::uint64_t eviction_searches = 0;  ///< calls into Heuristic::choose
 };
 Stats stats();
+
+/// Staging (docs/planners.md, "Staging"): each step replays the previous
+/// step's evictions with no heuristic search while the program repeats
+/// it, and falls back to the search at the first difference. Returns the
+/// previous setting; turning it off drops the plan (the counts in Stats
+/// stay).
+bool set_staging(bool on);
 /// Evicts every evictable value now (tests, debugging); they are
 /// recomputed when next needed.
 void evict_all();

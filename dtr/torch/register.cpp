@@ -115,6 +115,12 @@ int64_t op_budget() {
 int64_t op_unlimited() {
   return kUnlimited;
 }
+void op_begin_step() {
+  begin_step();
+}
+bool op_set_staging(bool on) {
+  return set_staging(on);
+}
 void op_reset_peak() {
   reset_peak();
 }
@@ -214,6 +220,9 @@ c10::Dict<std::string, int64_t> op_stats() {
   d.insert("steps", static_cast<int64_t>(s.steps));
   d.insert("auto_decisions", static_cast<int64_t>(s.auto_decisions));
   d.insert("auto_decision_ns", s.auto_decision_ns);
+  d.insert("staged_steps", static_cast<int64_t>(s.staged_steps));
+  d.insert("diverged_steps", static_cast<int64_t>(s.diverged_steps));
+  d.insert("eviction_searches", static_cast<int64_t>(s.eviction_searches));
   return d;
 }
 
@@ -245,12 +254,13 @@ TORCH_LIBRARY(dtr, m) {
   m.def("budget() -> int", &dtr::pt::op_budget);
   m.def("unlimited() -> int", &dtr::pt::op_unlimited);
   m.def("reset_peak() -> ()", &dtr::pt::op_reset_peak);
+  m.def("begin_step() -> ()", &dtr::pt::op_begin_step);
+  m.def("set_staging(bool on) -> bool", &dtr::pt::op_set_staging);
   m.def("dump() -> ()", &dtr::pt::op_dump);
   m.def("evict_all() -> ()", &dtr::pt::op_evict_all);
   m.def("nested_backward(bool enter) -> ()", &dtr::pt::op_nested_backward);
   m.def("set_cost_model(str model) -> ()", &dtr::pt::op_set_cost_model);
   m.def("stats() -> Dict(str, int)", &dtr::pt::op_stats);
-  m.def("begin_step() -> ()", [] { dtr::pt::begin_step(); });
   m.def("set_heuristic(str name) -> ()",
         [](std::string name) { dtr::pt::set_heuristic(name); });
   m.def("heuristic() -> str", [] { return dtr::pt::heuristic(); });

@@ -1,8 +1,18 @@
-// Step boundaries: where a training step begins (dtr_torch.h begin_step).
+// Step boundaries (dtr_torch.h begin_step) and staging for the LibTorch
+// layer: the runtime replays the previous step's evictions (Note [Staging]
+// in dtr/core/staging.cpp); this file says where steps begin.
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/dtr_torch.h"
 
 namespace dtr::pt {
+
+void begin_step() {
+  Context::get().begin_step();
+}
+
+bool set_staging(bool on) {
+  return Context::get().set_staging(on);
+}
 
 // Note [Step boundaries]
 // A step is the segment of operator calls between two begin_step() calls.
@@ -10,8 +20,10 @@ namespace dtr::pt {
 // checkpoint(module) (C++ holder and Python), and the trainer's loop at the
 // start of each step; a loop that does both would count every step twice,
 // so a begin_step() with no operator call since the last boundary is that
-// same boundary, not a new, empty step. Listeners (auto, staging) hear of
-// each boundary once, under the mutex and outside any op, so they may
+// same boundary, not a new, empty step (kernel calls decide, not
+// checkpoint() of the inputs). At a boundary the runtime's staging moves to
+// the next step, a recorded trace gets a STEP mark, and the listeners
+// (auto) hear of it once, under the mutex and outside any op, so they may
 // change the runtime's heuristic.
 void Context::begin_step() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
@@ -19,6 +31,8 @@ void Context::begin_step() {
   DTR_CHECK(core_depth_ == 0, "[dtr] begin_step inside an operator call");
   ++steps_;
   ops_at_step_ = ops_;
+  runtime_.begin_step();
+  if (recorder_ != nullptr) recorder_->annotate("STEP");
   for (const StepListener& listener : step_listeners_) listener(steps_);
 }
 
@@ -32,8 +46,19 @@ void Context::add_step_listener(StepListener listener) {
   step_listeners_.push_back(std::move(listener));
 }
 
-void begin_step() {
-  Context::get().begin_step();
+bool Context::set_staging(bool on) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const bool was = runtime_.staging() != nullptr;
+  if (on == was) return was;
+  if (on) {
+    runtime_.enable_staging();
+  } else {
+    const StagingStats& s = runtime_.staging()->stats();
+    staging_totals_.staged_steps += s.staged_steps;
+    staging_totals_.diverged_steps += s.diverged_steps;
+    runtime_.disable_staging();
+  }
+  return was;
 }
 
 }  // namespace dtr::pt

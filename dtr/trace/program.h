@@ -41,6 +41,9 @@ struct Program {
   std::uint32_t value_count = 0;
   std::int64_t total_cost_ns = 0;
   std::size_t constant_count = 0;
+  /// Indices into `steps` where a training step begins (ANNOTATE STEP),
+  /// increasing and distinct; empty for a trace without step marks.
+  std::vector<std::size_t> step_starts;
   /// Operators the trace performs (CALL + MUTATE + CONSTANT), the unit of
   /// the simulator's speed figure (ops/second), as in the reference.
   std::size_t trace_ops() const { return ops.size(); }

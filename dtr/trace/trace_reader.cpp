@@ -192,6 +192,16 @@ class Reader {
     return program_.value_count++;
   }
 
+  // ANNOTATE STEP: a training step begins here, with its forward pass. A
+  // mark with no schedule entry since the last one is the same boundary.
+  void mark_step() {
+    in_backward_ = false;
+    auto& starts = program_.step_starts;
+    if (starts.empty() || starts.back() != program_.steps.size()) {
+      starts.push_back(program_.steps.size());
+    }
+  }
+
   void add_ref(ValueId v) {
     ++refs_[v];
     program_.steps.push_back({StepKind::kRetain, v});
@@ -326,7 +336,9 @@ class Reader {
       drop_ref(index, slot_value_[it->second], name);
       slot_released_[it->second] = index;
     } else if (instr == "ANNOTATE") {
-      if (get_string(index, j, "ANNOTATION") == "BACKWARD") in_backward_ = true;
+      const std::string what = get_string(index, j, "ANNOTATION");
+      if (what == "BACKWARD") in_backward_ = true;
+      if (what == "STEP") mark_step();
     } else if (instr == "PIN") {
       ValueId v = value_of(index, get_string(index, j, "NAME"), "PIN target");
       program_.steps.push_back({StepKind::kPin, v});

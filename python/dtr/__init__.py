@@ -36,7 +36,7 @@ import torch
 
 __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
            "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
-           "set_cost_model", "record", "profile", "set_heuristic",
+           "set_cost_model", "record", "profile", "stage", "set_heuristic",
            "heuristic", "begin_step", "UNLIMITED"]
 
 
@@ -154,6 +154,21 @@ def profile(path):
         yield
     finally:
         _ops.stop_profile()
+
+
+@contextlib.contextmanager
+def stage():
+    """Staging for the block: each training step (a forward() of a module
+    given to checkpoint() starts one) replays the previous step's evictions
+    with no heuristic search while the program repeats it, and falls back
+    to the search at the first difference (stats(): staged_steps,
+    diverged_steps, eviction_searches). Results are unchanged."""
+    was = _ops.set_staging(True)
+    try:
+        yield
+    finally:
+        _ops.set_staging(was)
+
 
 
 def stats():

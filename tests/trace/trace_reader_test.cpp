@@ -917,6 +917,27 @@ TEST(TraceReaderTest, BackwardFlagFromAnOpNamedBackward) {
   EXPECT_TRUE(p.ops[3].backward);  // and everything after it
 }
 
+// ANNOTATE STEP (written by the LibTorch layer at each begin_step): where
+// each training step begins in the schedule; a new step is a forward pass.
+TEST(TraceReaderTest, StepMarksGiveStepStartsAndEndTheBackward) {
+  std::string text = annotate("STEP") + constant("x1", "8") +
+                     call("f", {"x1"}, {{"x2", "8"}}, "1") +
+                     annotate("BACKWARD") +
+                     call("g", {"x2"}, {{"x3", "8"}}, "1") + release("x2") +
+                     annotate("STEP") + annotate("STEP") +  // the same boundary
+                     call("f", {"x3"}, {{"x4", "8"}}, "1");
+  Program p = read(text);
+  EXPECT_EQ(p.step_starts, (std::vector<std::size_t>{0, 4}));
+  EXPECT_EQ(steps_of(p)[4], "compute 3");
+  EXPECT_TRUE(p.ops[2].backward);
+  EXPECT_FALSE(p.ops[3].backward);  // the second step's forward
+}
+
+TEST(TraceReaderTest, ATraceWithoutStepMarksHasNoStepStarts) {
+  Program p = read(constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1"));
+  EXPECT_TRUE(p.step_starts.empty());
+}
+
 TEST(TraceReaderTest, OtherAnnotationsAreIgnored) {
   std::string text = constant("x1", "8") + annotate("SOMETHING") +
                      call("f", {"x1"}, {{"x2", "8"}}, "1");

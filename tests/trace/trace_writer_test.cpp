@@ -278,7 +278,12 @@ TEST(TraceWriterTest, RoundTripGivesTheProgramThatWasWritten) {
   w.copy_from("x5", "x8");
   w.release("x6");
   w.release("x8");
+  w.annotate("STEP");
   Program p = read_text(out.str(), "round.log");
+  // The mark comes after everything but the output condition's pins.
+  ASSERT_EQ(p.step_starts.size(), 1u);
+  EXPECT_EQ(p.steps.at(p.step_starts[0]).kind, StepKind::kPin);
+  EXPECT_NE(p.steps.at(p.step_starts[0] - 1).kind, StepKind::kPin);
 
   EXPECT_EQ(p.source, "round.log");
   ASSERT_EQ(p.ops.size(), 6u);

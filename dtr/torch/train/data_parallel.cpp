@@ -192,6 +192,7 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
   if (o.bytes_cost) common.push_back("--bytes-cost");
   common.push_back("--heuristic");
   common.push_back(o.heuristic);
+  if (o.stage) common.push_back("--stage");
   out.flush();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) {

@@ -51,6 +51,8 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
   dtr::pt::reset_peak();
   std::unique_ptr<dtr::pt::Budget> guard;
   if (use_dtr) guard = std::make_unique<dtr::pt::Budget>(budget);
+  const bool was_staging = dtr::pt::set_staging(use_dtr && o.stage);
+  const auto first = dtr::pt::stats();
   const std::int64_t start = now_ns();
   for (std::int64_t step = 0; step < o.steps; ++step) {
     auto inputs = task->batch(shard ? step * shard->world + shard->rank : step);
@@ -74,17 +76,25 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
     s.evictions = (after.evictions + after.eager_evictions) -
                   (before.evictions + before.eager_evictions);
     s.remat_ops = after.remat_ops - before.remat_ops;
+    s.eviction_searches = after.eviction_searches - before.eviction_searches;
     report.steps.push_back(s);
     if (log != nullptr) {
       if (shard != nullptr) *log << "rank " << shard->rank << " ";
       *log << "step " << step << " loss " << s.loss << " wall_ms "
            << s.wall_ns / 1e6 << " peak_bytes " << s.allocator_peak_bytes
            << " dtr_peak_bytes " << s.dtr_peak_bytes << " evictions "
-           << s.evictions << " remats " << s.remat_ops << "\n";
+           << s.evictions << " remats " << s.remat_ops << " searches "
+           << s.eviction_searches << "\n";
     }
   }
   report.wall_ns = now_ns() - start;
+  if (use_dtr) dtr::pt::begin_step();  // closes the last step's staging
   report.stats = dtr::pt::stats();
+  report.staged_steps = report.stats.staged_steps - first.staged_steps;
+  report.diverged_steps = report.stats.diverged_steps - first.diverged_steps;
+  report.eviction_searches =
+      report.stats.eviction_searches - first.eviction_searches;
+  dtr::pt::set_staging(was_staging);
   report.allocator_peak_bytes = report.stats.allocator_peak_bytes;
   report.dtr_peak_bytes = report.stats.dtr_peak_bytes;
   report.params = snapshot(task->module());
@@ -145,7 +155,13 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
       << (run.allocator_peak_bytes - run.dtr_peak_bytes) << " wall_ms "
       << run.wall_ns / 1e6 << " evictions " << s.evictions
       << " eager_evictions " << s.eager_evictions << " remats " << s.remat_ops
-      << " lineage_cuts " << s.lineage_cuts << "\n"
+      << " lineage_cuts " << s.lineage_cuts << " eviction_searches "
+      << run.eviction_searches;
+  if (o.stage) {
+    out << " staged_steps " << run.staged_steps << " diverged_steps "
+        << run.diverged_steps;
+  }
+  out << "\n"
       << "heuristic: " << (s.auto_heuristic ? "auto chose " : "") << s.heuristic
       << " (" << s.auto_decisions << " decisions in "
       << s.auto_decision_ns / 1e6 << " ms, " << s.steps << " steps)\n";

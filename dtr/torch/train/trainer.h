@@ -31,6 +31,9 @@ struct TrainOptions {
   bool bytes_cost = false;  ///< deterministic cost model
   /// "auto" (Note [Auto protocol]) or a fixed heuristic (dtr_torch.h).
   std::string heuristic = "auto";
+  /// Staging (docs/planners.md, "Staging"): each step replays the previous
+  /// step's evictions with no search while it matches.
+  bool stage = false;
   /// One untimed plain step first, so neither timed run pays the process's
   /// warm-up (thread pools, first touch of fresh heap pages).
   bool warmup = false;
@@ -44,8 +47,9 @@ struct StepReport {
   std::int64_t wall_ns = 0;
   std::int64_t allocator_peak_bytes = 0;
   std::int64_t dtr_peak_bytes = 0;
-  std::uint64_t evictions = 0;  ///< heuristic + eager, this step
-  std::uint64_t remat_ops = 0;  ///< this step
+  std::uint64_t evictions = 0;          ///< heuristic + eager, this step
+  std::uint64_t remat_ops = 0;          ///< this step
+  std::uint64_t eviction_searches = 0;  ///< this step; 0 when staged
 };
 
 struct RunReport {
@@ -55,6 +59,9 @@ struct RunReport {
   std::int64_t dtr_peak_bytes = 0;
   std::int64_t wall_ns = 0;
   dtr::pt::Stats stats;
+  std::uint64_t staged_steps = 0;       ///< this run's (with --stage)
+  std::uint64_t diverged_steps = 0;     ///< this run's
+  std::uint64_t eviction_searches = 0;  ///< this run's
 };
 
 /// One rank of data-parallel training (data_parallel.h): step k trains on
