@@ -64,8 +64,8 @@ TEST(SimProfileTest, ProfileOfABuiltInModelMatchesTheRun) {
     std::size_t m = k;
     while (m > 0 && all[m].category != "op") --m;
     ASSERT_EQ(all[m].category, "op") << "replay before the first op";
-    EXPECT_TRUE(all[m].contains(all[k])) << all[k].name << " not in "
-                                         << all[m].name;
+    EXPECT_TRUE(all[m].contains(all[k]))
+        << all[k].name << " not in " << all[m].name;
   }
   for (const auto& s : replays) replay_time += s.end_ns - s.begin_ns;
   EXPECT_EQ(op_time, r.model_compute_ns + r.remat_compute_ns);
