@@ -207,7 +207,6 @@ class Runtime {
     if (observer_)
       observer_->on_memory_changed(stats_.memory_bytes, stats_.clock_ns);
   }
-  void evict(StorageId s, bool eager);
   void evict_planned(std::int64_t bytes);
   void pool_insert(StorageId s);
   void touch(StorageId s);  // last access := now
