@@ -561,17 +561,30 @@ void Runtime::begin_call(std::span<const TensorId> inputs) {
   BusyGuard guard(busy_);
   for (TensorId in : inputs) check_tensor(in, "begin_call");
   for (TensorId p : inputs) touch(graph_.tensor(p).storage);
-  std::size_t locked = 0;
+  // As a frame does (Note [Materialization frames]): lock the defined
+  // inputs first, then materialize the others in argument order. Locking
+  // each input only when its turn came let rematerializing an earlier one
+  // evict a later, defined one, which the simulator never does (the MLP
+  // replayed 28% more than predicted on its own trace).
+  std::vector<TensorId> locked;
+  locked.reserve(inputs.size());
+  std::vector<bool> was_defined(inputs.size());
   try {
-    for (; locked < inputs.size(); ++locked) {
-      TensorId p = inputs[locked];
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      was_defined[i] = graph_.tensor(inputs[i]).defined;
+      if (!was_defined[i]) continue;
+      lock(graph_.tensor(inputs[i]).storage);
+      locked.push_back(inputs[i]);
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (was_defined[i]) continue;
+      TensorId p = inputs[i];
       if (!graph_.tensor(p).defined) run_frames(p, /*remat=*/true);
       lock(graph_.tensor(p).storage);
+      locked.push_back(p);
     }
   } catch (...) {
-    for (std::size_t i = 0; i < locked; ++i) {
-      unlock(graph_.tensor(inputs[i]).storage);
-    }
+    for (TensorId p : locked) unlock(graph_.tensor(p).storage);
     throw;
   }
 }
