@@ -157,9 +157,10 @@ void Context::make_room_hook(std::int64_t pending, std::int64_t bytes) {
   Context& c = get();
   std::lock_guard<std::recursive_mutex> lock(c.mutex_);
   c.sync_process_budget(pending);
-  c.explained([&] { c.runtime_.make_room(pending + bytes); });
-  c.dtr_peak_bytes_ = std::max(
-      c.dtr_peak_bytes_, c.runtime_.stats().memory_bytes + pending + bytes);
+  const std::int64_t needed = c.moved_bytes_ + pending + bytes;
+  c.explained([&] { c.runtime_.make_room(needed); });
+  c.dtr_peak_bytes_ =
+      std::max(c.dtr_peak_bytes_, c.runtime_.stats().memory_bytes + needed);
 }
 
 // Plain allocations evict only under a process budget, and never from

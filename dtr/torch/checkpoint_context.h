@@ -147,6 +147,8 @@ class Context final : public Executor {
                   std::vector<c10::IValue> args);
   Slots collect_slots(const std::vector<c10::IValue>& args,
                       const MutationPlan& plan);
+  std::int64_t reserve_moved(const std::vector<c10::IValue>& args,
+                             const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                  const std::vector<c10::IValue>& args, const MutationPlan& plan,
                  Slots& slots);
@@ -261,6 +263,7 @@ class Context final : public Executor {
   const std::string* current_op_ = nullptr;  // for out-of-memory messages
   TraceRecorder* recorder_ = nullptr;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
+  std::int64_t moved_bytes_ = 0;  // Note [Room for moved writes]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
   std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
