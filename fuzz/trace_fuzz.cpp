@@ -81,6 +81,9 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
         case trace::StepKind::kPin:
           rt.pin(t);
           break;
+        case trace::StepKind::kUnpin:
+          rt.unpin(t);
+          break;
       }
       check();
     }
