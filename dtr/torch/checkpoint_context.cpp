@@ -63,6 +63,7 @@ void Context::flush() {
       pending_.pop_back();
       if (p.unlock) {
         runtime_.abort_call({&p.id, 1});
+        if (recorder_ != nullptr) recorder_->unpin(p.id);
         retry_forget(runtime_.graph().tensor(p.id).storage, dead);
       }
       if (!p.release) evict_if_unreferenced(p.id);
