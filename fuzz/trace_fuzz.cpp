@@ -81,6 +81,17 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
         case trace::StepKind::kPin:
           rt.pin(t);
           break;
+        case trace::StepKind::kUnpin: {
+          // As the simulator does: what nothing can recompute stays pinned.
+          const Graph& g = rt.graph();
+          const StorageId s = g.tensor(t).storage;
+          bool parent_freed = false;
+          g.for_each_parent_storage(s, [&](StorageId q) {
+            if (q != s && g.storage(q).banished) parent_freed = true;
+          });
+          if (!g.storage(s).constant && !parent_freed) rt.unpin(t);
+          break;
+        }
       }
       check();
     }

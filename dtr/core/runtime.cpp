@@ -609,17 +609,44 @@ void Runtime::begin_call(std::span<const TensorId> inputs) {
   BusyGuard guard(busy_);
   for (TensorId in : inputs) check_tensor(in, "begin_call");
   for (TensorId p : inputs) touch(graph_.tensor(p).storage);
-  std::size_t locked = 0;
+  // As a frame does (Note [Materialization frames]): lock the defined
+  // inputs first, then materialize the others in argument order. Locking
+  // each input only when its turn came let rematerializing an earlier one
+  // evict a later, defined one, which the simulator never does (the MLP
+  // replayed 28% more than predicted on its own trace). That order needs
+  // less memory, though: where the frame's order runs out of it, the call
+  // falls back to it rather than fail a budget it used to meet.
+  std::vector<TensorId> locked;
+  locked.reserve(inputs.size());
+  auto unlock_all = [&] {
+    for (TensorId p : locked) unlock(graph_.tensor(p).storage);
+    locked.clear();
+  };
+  auto lock_input = [&](TensorId p) {
+    if (!graph_.tensor(p).defined) run_frames(p, /*remat=*/true);
+    lock(graph_.tensor(p).storage);
+    locked.push_back(p);
+  };
   try {
-    for (; locked < inputs.size(); ++locked) {
-      TensorId p = inputs[locked];
-      if (!graph_.tensor(p).defined) run_frames(p, /*remat=*/true);
-      lock(graph_.tensor(p).storage);
+    std::vector<bool> was_defined(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      was_defined[i] = graph_.tensor(inputs[i]).defined;
+      if (was_defined[i]) lock_input(inputs[i]);
     }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!was_defined[i]) lock_input(inputs[i]);
+    }
+    return;
+  } catch (const OutOfMemory&) {
+    unlock_all();
   } catch (...) {
-    for (std::size_t i = 0; i < locked; ++i) {
-      unlock(graph_.tensor(inputs[i]).storage);
-    }
+    unlock_all();
+    throw;
+  }
+  try {
+    for (TensorId p : inputs) lock_input(p);
+  } catch (...) {
+    unlock_all();
     throw;
   }
 }

@@ -92,6 +92,7 @@ Schedule trace_order_schedule(const trace::Program& program,
         drop(step.index);
         break;
       case trace::StepKind::kPin:
+      case trace::StepKind::kUnpin:
         break;
     }
   }

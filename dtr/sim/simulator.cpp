@@ -38,6 +38,21 @@ std::int64_t budget_for_ratio(double ratio, std::int64_t peak_bytes) {
 
 namespace {
 
+// UNPIN ends a hold (docs/trace-format.md). A constant, or a value an
+// input of which was freed for good, stays pinned: nothing can recompute
+// it (the runtime that recorded the trace frees it at its last release;
+// here it stays resident until the end, an over-estimate).
+void unpin_held(Runtime& rt, TensorId t) {
+  const Graph& g = rt.graph();
+  const StorageId s = g.tensor(t).storage;
+  if (g.storage(s).constant) return;
+  bool parent_freed = false;
+  g.for_each_parent_storage(s, [&](StorageId p) {
+    if (p != s && g.storage(p).banished) parent_freed = true;
+  });
+  if (!parent_freed) rt.unpin(t);
+}
+
 // Replays every step of `program` on `rt`.
 void replay(const trace::Program& program, Runtime& rt) {
   rt.reserve(program.ops.size(), program.value_count);
@@ -74,6 +89,9 @@ void replay(const trace::Program& program, Runtime& rt) {
         break;
       case trace::StepKind::kPin:
         rt.pin(tensor_of[step.index]);
+        break;
+      case trace::StepKind::kUnpin:
+        unpin_held(rt, tensor_of[step.index]);
         break;
     }
   }

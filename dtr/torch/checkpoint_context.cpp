@@ -68,6 +68,7 @@ void Context::flush() {
       pending_.pop_back();
       if (p.unlock) {
         runtime_.abort_call({&p.id, 1});
+        if (recorder_ != nullptr) recorder_->unpin(p.id);
         retry_forget(runtime_.graph().tensor(p.id).storage, dead);
       }
       if (!p.release) evict_if_unreferenced(p.id);
@@ -163,9 +164,10 @@ void Context::make_room_hook(std::int64_t pending, std::int64_t bytes) {
   Context& c = get();
   std::lock_guard<std::recursive_mutex> lock(c.mutex_);
   c.sync_process_budget(pending);
-  c.explained([&] { c.runtime_.make_room(pending + bytes); });
-  c.dtr_peak_bytes_ = std::max(
-      c.dtr_peak_bytes_, c.runtime_.stats().memory_bytes + pending + bytes);
+  const std::int64_t needed = c.moved_bytes_ + pending + bytes;
+  c.explained([&] { c.runtime_.make_room(needed); });
+  c.dtr_peak_bytes_ =
+      std::max(c.dtr_peak_bytes_, c.runtime_.stats().memory_bytes + needed);
 }
 
 // Plain allocations evict only under a process budget, and never from

@@ -176,6 +176,8 @@ class Context final : public Executor {
                   std::vector<c10::IValue> args);
   Slots collect_slots(const std::vector<c10::IValue>& args,
                       const MutationPlan& plan);
+  std::int64_t reserve_moved(const std::vector<c10::IValue>& args,
+                             const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                  const std::vector<c10::IValue>& args, const MutationPlan& plan,
                  Slots& slots);
@@ -303,6 +305,7 @@ class Context final : public Executor {
   std::uint64_t ops_at_step_ = 0;  // ops_ when the current step began
   std::vector<StepListener> step_listeners_;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
+  std::int64_t moved_bytes_ = 0;  // Note [Room for moved writes]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
   std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>

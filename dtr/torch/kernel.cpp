@@ -189,6 +189,39 @@ Slots Context::collect_slots(const std::vector<c10::IValue>& args,
   return s;
 }
 
+// Note [Room for moved writes]
+// A moved write (Mutation::kMove) reuses the old value's buffer, so the
+// operator allocates nothing for that result; yet end_call counts the
+// result as a new storage while the old value is still resident (it is
+// released just after). The trace records the call like any other (a new
+// value), and the simulator makes room for every output before the op
+// runs. Unreserved, the runtime's count passed the budget until the next
+// allocation evicted, later and so with other staleness than predicted:
+// the Transformer's dropout (`bernoulli_`, `div_` on a fresh mask) made
+// the first victims differ. So room for the moved bytes is made before
+// the op runs, and every allocation inside it makes room on top of them:
+// the count stays within the budget and the victims are the simulator's.
+// Where that room cannot be made (the locked inputs alone fill the
+// budget) the write goes ahead without it, as before: a move needs no new
+// memory, so a budget the runtime met must not become out of memory.
+std::int64_t Context::reserve_moved(const std::vector<c10::IValue>& args,
+                                    const MutationPlan& plan) {
+  std::int64_t bytes = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (i < plan.moved.size() && plan.moved[i] && args[i].isTensor()) {
+      const Cell& cell = *as_checkpoint(args[i].toTensor())->handle()->cell;
+      bytes += static_cast<std::int64_t>(cell.value.storage().nbytes());
+    }
+  }
+  if (bytes == 0) return 0;
+  try {
+    runtime_.make_room(bytes);
+  } catch (const OutOfMemory&) {
+    return 0;  // below the simulator's floor, not the runtime's
+  }
+  return bytes;
+}
+
 // Step 2: the operator on plain values, below autograd, with every
 // allocation making room in the budget first.
 Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
@@ -218,6 +251,11 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
       return v;
     }));
   }
+  struct Reserve {  // Note [Room for moved writes]
+    std::int64_t& slot;
+    ~Reserve() { slot = 0; }
+  } reserve{moved_bytes_};
+  moved_bytes_ = reserve_moved(args, plan);
   const std::int64_t start = now_ns();
   {
     at::AutoDispatchBelowADInplaceOrView below;

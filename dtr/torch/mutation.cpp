@@ -206,14 +206,23 @@ void Context::copy_storage_on_write(TensorId member) {
     }
     OutputSpec spec{nbytes, -1};
     const TensorId root = guard.end("copy_on_write", {&spec, 1}, 1)[0];
+    if (recorder_ != nullptr) {  // so that the holds below have names
+      recorder_->call("copy_on_write", ids, {&root, 1}, {&spec, 1}, 1);
+    }
     for (const auto& c : views) {
       at::Tensor v = at::empty({0}, c->value.options())
                          .set_(raw.storage(), c->value.storage_offset(),
                                c->value.sizes(), c->value.strides());
       CallGuard alias(runtime_, {root});
       OutputSpec view_spec{0, 0};
-      copies.push_back(
-          new_cell(alias.end("copy_on_write_view", {&view_spec, 1}, 1)[0], v));
+      const TensorId view =
+          alias.end("copy_on_write_view", {&view_spec, 1}, 1)[0];
+      if (recorder_ != nullptr) {
+        const OutputSpec rec{nbytes, 0};  // an alias: its storage's size
+        recorder_->call("copy_on_write_view", {&root, 1}, {&view, 1}, {&rec, 1},
+                        1);
+      }
+      copies.push_back(new_cell(view, v));
     }
     // The copy cannot be recomputed: its views are held while they live;
     // the root has no handle and goes at once (the views keep the buffer).
@@ -231,6 +240,7 @@ void Context::hold(const std::shared_ptr<Cell>& cell) {
   CoreScope scope(*this);
   runtime_.begin_call({&cell->id, 1});  // materializes and locks
   cell->held = true;
+  if (recorder_ != nullptr) recorder_->pin(cell->id);
   cell->remat.reset();
 }
 
@@ -296,6 +306,7 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
     if ((c->handles > 0 || read_elsewhere.count(c.get())) && !c->held) {
       runtime_.begin_call({&c->id, 1});
       c->held = true;
+      if (recorder_ != nullptr) recorder_->pin(c->id);
       if (debug_) {
         const Graph& g = runtime_.graph();
         std::fprintf(

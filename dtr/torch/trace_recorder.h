@@ -8,6 +8,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <unordered_set>
 
 #include "dtr/core/graph.h"
 #include "dtr/core/runtime.h"
@@ -29,9 +30,16 @@ class TraceRecorder {
             std::span<const TensorId> outputs,
             std::span<const OutputSpec> specs, std::int64_t time_ns);
   void release(TensorId id);
+  /// A held value (resident until it dies) and its end: PIN and UNPIN,
+  /// written only for values the trace defined and has not released
+  /// (Note [Holds in the trace]).
+  void pin(TensorId id);
+  void unpin(TensorId id);
 
  private:
   std::unique_ptr<trace::TraceWriter> writer_;
+  std::unordered_set<TensorId> live_;    // defined, not released
+  std::unordered_set<TensorId> pinned_;  // of which pinned
 };
 
 }  // namespace dtr::pt

@@ -26,7 +26,8 @@ enum class StepKind : std::uint8_t {
   kCompute,  ///< index = op
   kRetain,   ///< index = value: one more handle (COPY)
   kRelease,  ///< index = value: one handle fewer (RELEASE, MUTATE, ...)
-  kPin,      ///< index = value: the output condition at the end
+  kPin,      ///< index = value: must stay resident (PIN; the end)
+  kUnpin,    ///< index = value: may be evicted again (UNPIN)
 };
 
 struct Step {

@@ -342,6 +342,9 @@ class Reader {
     } else if (instr == "PIN") {
       ValueId v = value_of(index, get_string(index, j, "NAME"), "PIN target");
       program_.steps.push_back({StepKind::kPin, v});
+    } else if (instr == "UNPIN") {
+      ValueId v = value_of(index, get_string(index, j, "NAME"), "UNPIN target");
+      program_.steps.push_back({StepKind::kUnpin, v});
     } else if (instr == "MEMORY" || instr == "ALIAS") {
       fail(index, instr + " without a preceding CALL or CONSTANT");
     } else {

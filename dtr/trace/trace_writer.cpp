@@ -73,6 +73,14 @@ void TraceWriter::copy_from(std::string_view dst, std::string_view src) {
   emit(json{{"INSTRUCTION", "COPY_FROM"}, {"DST", dst}, {"SRC", src}}.dump());
 }
 
+void TraceWriter::pin(std::string_view name) {
+  emit(json{{"INSTRUCTION", "PIN"}, {"NAME", name}}.dump());
+}
+
+void TraceWriter::unpin(std::string_view name) {
+  emit(json{{"INSTRUCTION", "UNPIN"}, {"NAME", name}}.dump());
+}
+
 void TraceWriter::release(std::string_view name) {
   emit(json{{"INSTRUCTION", "RELEASE"}, {"NAME", name}}.dump());
 }

@@ -46,6 +46,9 @@ class TraceWriter {
   void copy(std::string_view dst, std::string_view src);
   void copy_from(std::string_view dst, std::string_view src);
   void release(std::string_view name);
+  /// The value must stay resident (PIN) / may be evicted again (UNPIN).
+  void pin(std::string_view name);
+  void unpin(std::string_view name);
 
   /// Instructions written so far.
   std::size_t lines() const { return lines_; }

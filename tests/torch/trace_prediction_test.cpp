@@ -1,19 +1,29 @@
 // The simulator's prediction on a trace recorded by `dtr train --record`
-// must match what the runtime did on the same budget.
+// must match what the runtime did on the same budget, for every model
+// `dtr train` knows.
 //
 // Tolerance, and why: the trace holds every operator call the kernel saw,
 // with the output sizes and costs it used (the byte cost model, so both
-// sides score candidates identically). Two things the trace cannot carry
-// make the runtime evict a little more: temporaries an operator allocates
-// inside its kernel (the allocator hook makes room for them before they
-// exist; the trace only has outputs) and values held after a lineage cut.
-// So the peaks must agree within 1% of the budget and stay within it, and
-// heuristic evictions and replays within 15% (+5) of each other. The
-// Transformer is not here: the runtime evicts ~7x more than the simulator
-// predicts, for a reason not yet identified (not temporaries: counted,
-// 8 KB per step; docs/torch.md, "Simulator vs runtime").
+// sides score candidates identically), and the values the runtime holds
+// (PIN/UNPIN, Note [Holds in the trace]). Both sides then run the same
+// core runtime with the same protocol (begin_call locks like a frame;
+// moved writes make room first, Note [Room for moved writes]), so
+// heuristic evictions and replays agree within 1% (+2); measured: equal
+// for ResNet-32, TreeLSTM and the Transformer, one eviction of 179 (MLP)
+// and of 2 020 (LSTM) apart. (One known cause: a value held at the final
+// lineage cut whose inputs were freed stays pinned in the simulator.)
+// Where kernels allocate temporaries the allocator hook makes room for
+// them too and the trace has only outputs; the runtime's peak is then
+// above the simulator's and it evicts more. Measured (evictions, replays
+// runtime / sim): DenseNet 33/24, 40/36 (2 KB of temporaries at the
+// peak), so 30% (+5); UNet 35/16, 38/21 (84 KB at batch 2, 149 KB at
+// batch 4: the gap grows with the batch, as temporaries do; suspected,
+// not proven to be the only cause), so 100% (+5) -- a check that the
+// prediction holds its order of magnitude, not more. The peaks must stay
+// within the budget and agree within 1% of it (UNet: 5%).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -31,12 +41,14 @@ struct Case {
   const char* model;
   std::int64_t batch;
   const char* lstm_seq;  // DTR_LSTM_SEQ, or nullptr
+  double tolerance;      // relative, see the header comment
 };
 
 class TracePredictionTest : public ::testing::TestWithParam<Case> {};
 
-bool close(double predicted, double actual) {
-  return std::abs(predicted - actual) <= 0.15 * actual + 5;
+bool close(double predicted, double actual, double tolerance) {
+  const double slack = tolerance <= 0.01 ? 2 : 5;
+  return std::abs(predicted - actual) <= tolerance * actual + slack;
 }
 
 TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
@@ -73,23 +85,27 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   const std::int64_t budget = run.stats.budget_bytes;
   EXPECT_LE(sim.peak_bytes, budget);
   EXPECT_LE(run.dtr_peak_bytes, budget);
-  EXPECT_LE(std::abs(sim.peak_bytes - run.dtr_peak_bytes), budget / 100)
+  // Temporaries lift the runtime's peak: 1.7% of the budget for UNet.
+  const auto peak_slack = static_cast<std::int64_t>(
+      static_cast<double>(budget) * std::max(0.01, c.tolerance / 20));
+  EXPECT_LE(std::abs(sim.peak_bytes - run.dtr_peak_bytes), peak_slack)
       << "simulated " << sim.peak_bytes << ", runtime " << run.dtr_peak_bytes;
   EXPECT_TRUE(close(static_cast<double>(sim.evictions),
-                    static_cast<double>(run.stats.evictions)))
+                    static_cast<double>(run.stats.evictions), c.tolerance))
       << "simulated " << sim.evictions << ", runtime " << run.stats.evictions;
   EXPECT_TRUE(close(static_cast<double>(sim.remats),
-                    static_cast<double>(run.stats.remat_ops)))
+                    static_cast<double>(run.stats.remat_ops), c.tolerance))
       << "simulated " << sim.remats << ", runtime " << run.stats.remat_ops;
   EXPECT_GT(run.stats.remat_ops, 0u) << "the budget forced no replay";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, TracePredictionTest,
-                         ::testing::Values(Case{"resnet32", 8, nullptr},
-                                           Case{"treelstm", 64, nullptr},
-                                           Case{"lstm", 256, "16"}),
-                         [](const auto& info) {
-                           return std::string(info.param.model);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, TracePredictionTest,
+    ::testing::Values(
+        Case{"mlp", 2048, nullptr, 0.01}, Case{"resnet", 8, nullptr, 0.01},
+        Case{"densenet", 4, nullptr, 0.3}, Case{"unet", 2, nullptr, 1.0},
+        Case{"lstm", 256, "16", 0.01}, Case{"treelstm", 64, nullptr, 0.01},
+        Case{"transformer", 4, nullptr, 0.01}),
+    [](const auto& info) { return std::string(info.param.model); });
 
 }  // namespace

@@ -128,6 +128,9 @@ std::vector<std::string> steps_of(const Program& p) {
       case StepKind::kPin:
         kind = "pin";
         break;
+      case StepKind::kUnpin:
+        kind = "unpin";
+        break;
     }
     out.push_back(std::string(kind) + " " + std::to_string(s.index));
   }
@@ -890,6 +893,23 @@ TEST(TraceReaderTest, ExplicitPinAddsAPinStep) {
   EXPECT_EQ(steps_of(p),
             (std::vector<std::string>{"compute 0", "compute 1", "pin 1",
                                       "release 1", "pin 0"}));
+}
+
+TEST(TraceReaderTest, UnpinAddsAnUnpinStep) {
+  std::string text =
+      constant("x1", "8") + call("f", {"x1"}, {{"x2", "8"}}, "1") +
+      "{\"INSTRUCTION\":\"PIN\",\"NAME\":\"x2\"}\n" +
+      "{\"INSTRUCTION\":\"UNPIN\",\"NAME\":\"x2\"}\n" + release("x2");
+  Program p = read(text);
+  EXPECT_EQ(steps_of(p),
+            (std::vector<std::string>{"compute 0", "compute 1", "pin 1",
+                                      "unpin 1", "release 1", "pin 0"}));
+}
+
+TEST(TraceReaderTest, UnpinOfAReleasedNameIsAnError) {
+  EXPECT_TRACE_ERROR(constant("x1", "8") + release("x1") +
+                         "{\"INSTRUCTION\":\"UNPIN\",\"NAME\":\"x1\"}\n",
+                     4, "UNPIN target 'x1' was released at line 3");
 }
 
 TEST(TraceReaderTest, BackwardFlagAfterAnnotateBackward) {

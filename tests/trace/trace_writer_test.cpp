@@ -47,6 +47,9 @@ std::string step_string(const Step& s) {
     case StepKind::kPin:
       kind = "pin";
       break;
+    case StepKind::kUnpin:
+      kind = "unpin";
+      break;
   }
   return std::string(kind) + " " + std::to_string(s.index);
 }
@@ -129,6 +132,26 @@ TEST(TraceWriterTest, LinesMatchThePapersLogsExactly) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
             static_cast<std::ptrdiff_t>(expected.size()));
   EXPECT_EQ(w.lines(), expected.size());
+}
+
+// What the LibTorch layer holds (docs/trace-format.md): PIN and UNPIN.
+TEST(TraceWriterTest, PinAndUnpinLinesAreReadBackAsSteps) {
+  std::ostringstream out;
+  TraceWriter w(out);
+  w.constant("x1", 8);
+  w.call("f", {"x1"}, {{"x2", 8, -1}}, 1);
+  w.pin("x2");
+  w.unpin("x2");
+  w.release("x2");
+  const std::vector<std::string> lines = split_lines(out.str());
+  ASSERT_EQ(lines.size(), 8u);
+  EXPECT_EQ(lines[5], R"({"INSTRUCTION":"PIN","NAME":"x2"})");
+  EXPECT_EQ(lines[6], R"({"INSTRUCTION":"UNPIN","NAME":"x2"})");
+  std::istringstream in(out.str());
+  const Program p = read_trace(in, "pins.log");
+  EXPECT_EQ(steps_of(p),
+            (std::vector<std::string>{"compute 0", "compute 1", "pin 1",
+                                      "unpin 1", "release 1", "pin 0"}));
 }
 
 TEST(TraceWriterTest, CallLineMatchesTheBriefsExample) {
@@ -384,6 +407,9 @@ void write_program(const Program& p, TraceWriter& w) {
         break;
       case StepKind::kPin:
         break;  // the reader derives the output condition itself
+      case StepKind::kUnpin:
+        w.unpin(live[s.index].back());
+        break;
     }
   }
 }
