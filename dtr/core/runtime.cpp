@@ -159,6 +159,7 @@ void Runtime::make_room(std::int64_t bytes) {
   if (staging_) evict_planned(bytes);  // runtime_staging.cpp
   while (!fits(bytes)) {
     if (pool_.empty()) {
+      if (staging_) staging_->on_room_ran_out();
       throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
                         stats_.memory_bytes);
     }

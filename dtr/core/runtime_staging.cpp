@@ -28,7 +28,13 @@ void Runtime::evict_planned(std::int64_t bytes) {
     evict(s, /*eager=*/false);
     staging_->on_victim(s, /*planned=*/true);
   }
-  if (used != planned_.size() || !fits(bytes)) staging_->diverge();
+  // A request that ran out of memory when recorded, and runs dry again
+  // with every planned victim gone, follows its plan: make_room throws the
+  // same OutOfMemory and the caller falls back as it did then.
+  const bool ran_out_again = staging_->planned_room_ran_out() && pool_.empty();
+  if (used != planned_.size() || (!fits(bytes) && !ran_out_again)) {
+    staging_->diverge();
+  }
 }
 
 }  // namespace dtr

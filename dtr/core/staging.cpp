@@ -141,6 +141,7 @@ StorageId Staging::resolve(const VictimRef& v) const {
 
 void Staging::begin_room(std::int64_t bytes, std::vector<StorageId>& out) {
   out.clear();
+  planned_ran_out_ = false;
   record_.rooms.push_back(PlannedRoom{this_step_.calls(), bytes, {}});
   if (!staged_) return;
   if (room_cursor_ >= plan_.rooms.size()) {
@@ -152,6 +153,7 @@ void Staging::begin_room(std::int64_t bytes, std::vector<StorageId>& out) {
     diverge();
     return;
   }
+  planned_ran_out_ = room.ran_out;
   for (const VictimRef& v : room.victims) {
     const StorageId s = resolve(v);
     if (s == kNoId) {

@@ -37,6 +37,10 @@ struct PlannedRoom {
   std::uint32_t call = 0;
   std::int64_t bytes = 0;
   std::vector<VictimRef> victims;
+  /// The request ended in OutOfMemory: it evicted all it could (the pool
+  /// ran dry) and the caller went on without the room (a frontend's
+  /// fallback, e.g. another order of locking a call's inputs).
+  bool ran_out = false;
 };
 
 /// What one step did: a signature per operator call (name and output
@@ -86,6 +90,10 @@ class Staging {
   void begin_room(std::int64_t bytes, std::vector<StorageId>& out);
   /// A storage the current request evicted, from the plan or chosen.
   void on_victim(StorageId s, bool planned);
+  /// The current request ran out of memory (see PlannedRoom::ran_out).
+  void on_room_ran_out() { record_.rooms.back().ran_out = true; }
+  /// Whether the plan's request matched by the last begin_room() ran out.
+  bool planned_room_ran_out() const { return planned_ran_out_; }
   /// The plan no longer matches: the rest of the step runs online.
   void diverge() { staged_ = false; }
 
@@ -118,7 +126,8 @@ class Staging {
   bool keep_records_ = false;
   bool replay_previous_ = true;
   bool staged_ = false;
-  std::size_t room_cursor_ = 0;  // next planned room
+  bool planned_ran_out_ = false;  // of the room begin_room() matched
+  std::size_t room_cursor_ = 0;   // next planned room
   std::uint64_t step_ = 1;
   std::vector<Origin> origin_;  // by StorageId
   CallTable this_step_, last_step_;

@@ -302,6 +302,32 @@ TEST(StagingTest, AnUnevictablePlannedVictimFallsBack) {
   EXPECT_GT(staged.stats.eviction_searches, 0u);
 }
 
+// A request the frontend lets fail (it catches the OutOfMemory and goes on
+// another way, as the LibTorch layer's fallbacks do) is part of the plan:
+// replayed, it runs dry again once every planned victim is gone, and the
+// step stays staged (before, each such step diverged there).
+TEST(StagingTest, ARequestThatRanOutWhenRecordedStaysStaged) {
+  Runtime rt({.budget_bytes = 1000}, make_heuristic("dtr"));
+  rt.enable_staging();
+  const TensorId c = rt.add_constant(100);
+  const OutputSpec out{.bytes = 400};
+  for (int step = 0; step < 3; ++step) {
+    rt.begin_step();
+    const TensorId a = rt.call("f", {&c, 1}, {&out, 1}, 10)[0];
+    const TensorId b = rt.call("g", {&a, 1}, {&out, 1}, 10)[0];
+    EXPECT_THROW(rt.make_room(2000), OutOfMemory);
+    const TensorId d = rt.call("h", {&b, 1}, {&out, 1}, 10)[0];
+    for (TensorId t : {a, b, d}) rt.release(t);
+  }
+  rt.begin_step();
+  // The constant's step, then three: the first follows the constant step's
+  // record and diverges at once; the two after it follow the first's.
+  EXPECT_EQ(rt.staging()->stats().steps, 4u);
+  EXPECT_EQ(rt.staging()->stats().staged_steps, 2u);
+  EXPECT_EQ(rt.staging()->stats().diverged_steps, 1u);
+  EXPECT_LE(rt.stats().peak_bytes, 1000);
+}
+
 TEST(StagingTest, TwoBoundariesWithNoCallBetweenAreOne) {
   Runtime rt({.budget_bytes = 1000}, make_heuristic("dtr"));
   rt.enable_staging();
