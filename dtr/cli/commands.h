@@ -33,5 +33,9 @@ void add_plan_command(CLI::App& app);
 std::vector<double> parse_ratio_list(const std::string& text);
 /// "all" or "dtr,lru" -> heuristic names; throws dtr::InvalidArgument.
 std::vector<std::string> parse_heuristic_list(const std::string& text);
+/// "all" or "milp,chen-sqrtn" -> planner names; throws dtr::InvalidArgument.
+std::vector<std::string> parse_planner_list(const std::string& text);
+/// "a,b,,c" -> {"a", "b", "", "c"}.
+std::vector<std::string> split_list(const std::string& text);
 
 }  // namespace dtr::cli

@@ -5,6 +5,7 @@
 #include "dtr/cli/commands.h"
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/plan/planner.h"
 #include "dtr/sim/auto_choice.h"
 #include "dtr/trace/output_file.h"
 
@@ -37,17 +38,29 @@ std::vector<double> parse_ratio_list(const std::string& text) {
   return out;
 }
 
-std::vector<std::string> parse_heuristic_list(const std::string& text) {
-  if (text == "all") return heuristic_names();
+std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     out.push_back(text.substr(start, end - start));
-    sim::check_heuristic_name(out.back());  // throws on an unknown name
     start = end + 1;
   }
+  return out;
+}
+
+std::vector<std::string> parse_heuristic_list(const std::string& text) {
+  if (text == "all") return heuristic_names();
+  std::vector<std::string> out = split_list(text);
+  for (const auto& name : out) sim::check_heuristic_name(name);  // throws
+  return out;
+}
+
+std::vector<std::string> parse_planner_list(const std::string& text) {
+  if (text == "all") return plan::planner_names();
+  std::vector<std::string> out = split_list(text);
+  for (const auto& name : out) plan::check_planner_name(name);  // throws
   return out;
 }
 

@@ -30,18 +30,6 @@ struct PlanOptions {
   bool json = false;
 };
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // One row of the result: a planner's schedule or a simulated DTR run.
 struct Row {
   std::string name;
@@ -107,9 +95,7 @@ void run_plan(const PlanOptions& o) {
   if (!o.budget_ratio && !o.budget_bytes) {
     throw InvalidArgument("give --budget-ratio or --budget-bytes");
   }
-  std::vector<std::string> planners =
-      o.planners == "all" ? plan::planner_names() : split_list(o.planners);
-  for (const std::string& name : planners) plan::check_planner_name(name);
+  std::vector<std::string> planners = parse_planner_list(o.planners);
   std::vector<std::string> heuristics;
   if (!o.heuristics.empty()) heuristics = parse_heuristic_list(o.heuristics);
   sim::NamedProgram p = sim::load_program(o.trace);

@@ -1,11 +1,13 @@
 // `dtr sweep`: the main job - every heuristic over a grid of budgets, on
-// several traces, with a CSV and the paper's Figure 2 style plots.
+// several traces, with a CSV and the paper's Figure 2 style plots; with
+// --planners, static planners at the same budgets beside them (Figure 3).
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
 
 #include "dtr/cli/commands.h"
+#include "dtr/cli/sweep_planners.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/report/sweep_report.h"
@@ -19,6 +21,8 @@ struct SweepOptions {
   std::vector<std::string> traces;
   std::string ratios = "1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1";
   std::string heuristics = "dtr,dtr-eq,dtr-local,msps,lru,size";
+  std::string planners;  ///< comma-separated; empty: none
+  double time_limit_s = 10;
   std::string policy = "eager";
   double thrash_limit = 2.0;
   std::optional<int> threads;  ///< unset: every core
@@ -67,6 +71,10 @@ void run(const SweepOptions& o) {
   request.policy = parse_dealloc_policy(o.policy);
   request.thrash_limit = o.thrash_limit;
   request.threads = o.threads.value_or(sim::default_threads());
+  // Checked before anything runs: a typo costs no sweep.
+  const std::vector<std::string> planners =
+      o.planners.empty() ? std::vector<std::string>{}
+                         : parse_planner_list(o.planners);
   sim::SweepOutput out = sim::run_sweep(
       request,
       [&](const sim::SweepCell& c, std::size_t done, std::size_t total) {
@@ -77,10 +85,15 @@ void run(const SweepOptions& o) {
                      std::string(sim::to_string(c.result.status)).c_str(),
                      c.result.overhead);
       });
+  std::vector<std::string> columns = request.heuristics;
+  if (!planners.empty()) {
+    add_planner_cells(out, planners, o.time_limit_s);
+    for (const auto& p : planners) columns.push_back(planner_cell_name(p));
+  }
   // Written before anything is printed: a failure is then the only output.
   report::SweepFiles written;
   if (!o.out.empty()) written = report::write_sweep(out, o.out, !o.no_plots);
-  print_summary(out, request.heuristics);
+  print_summary(out, columns);
   if (o.out.empty()) return;
   for (const auto& w : written.warnings) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -106,6 +119,13 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("--heuristics", o->heuristics,
                   "comma-separated heuristic names (auto: the best of the six "
                   "fixed ones per cell), or all");
+  sub->add_option("--planners", o->planners,
+                  "comma-separated static planners (milp, lp-round, "
+                  "chen-sqrtn, chen-greedy, revolve, checkpoint-all) or all, "
+                  "run at the same budgets; their cells are named plan:NAME");
+  sub->add_option("--time-limit", o->time_limit_s,
+                  "seconds per milp / lp-round solve (default 10)")
+      ->check(real_in(1e-3, 1e6));
   sub->add_option("--policy", o->policy, "eager, ignore or banish");
   sub->add_option("--thrash-limit", o->thrash_limit,
                   "give up at this overhead, >= 1 (default 2.0; inf: never)");

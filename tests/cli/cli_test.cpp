@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -358,6 +359,59 @@ TEST_F(CliTest, SweepWritesResultsCsvAndAPlot) {
     EXPECT_GT(fs::file_size(png), 0u);
     EXPECT_EQ(slurp(png).substr(0, 4), "\x89PNG");
   }
+}
+
+// Figure 3's layout: planners beside heuristics, at the same budgets, in
+// the same CSV (cells named plan:NAME).
+TEST_F(CliTest, SweepWithPlannersAddsTheirCellsAtTheSameBudgets) {
+  RunResult r =
+      dtr("sweep 'model:chain?depth=12' --ratios 1.0,0.6 --heuristics dtr "
+          "--planners chen-sqrtn,checkpoint-all --no-plots --out " +
+          quote(path("out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("plan:chen-sqrtn"), std::string::npos) << r.out;
+  std::vector<std::string> lines =
+      split_lines(slurp(path("out") / "results.csv"));
+  ASSERT_EQ(lines.size(), 7u);  // header + (1 heuristic + 2 planners) x 2
+  std::vector<std::string> header = split_csv(lines[0]);
+  auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(
+        std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  std::map<std::pair<std::string, double>, std::vector<std::string>> rows;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> row = split_csv(lines[i]);
+    ASSERT_EQ(row.size(), header.size()) << lines[i];
+    rows[{row[column("heuristic")], std::stod(row[column("budget_ratio")])}] =
+        row;
+  }
+  for (double ratio : {1.0, 0.6}) {
+    const auto& dtr_row = rows.at({"dtr", ratio});
+    for (const char* planner : {"plan:chen-sqrtn", "plan:checkpoint-all"}) {
+      const auto& row = rows.at({planner, ratio});
+      EXPECT_EQ(row[column("budget_bytes")], dtr_row[column("budget_bytes")])
+          << planner << " at " << ratio;
+      if (row[column("status")] == "ok") {
+        EXPECT_GE(std::stod(row[column("overhead")]), 1.0) << planner;
+        EXPECT_LE(std::stoll(row[column("peak_bytes")]),
+                  std::stoll(row[column("budget_bytes")]))
+            << planner << " at " << ratio;
+      }
+    }
+  }
+  // Keeping everything fits the full budget exactly, and nothing less.
+  EXPECT_EQ(rows.at({"plan:checkpoint-all", 1.0})[column("status")], "ok");
+  EXPECT_EQ(rows.at({"plan:checkpoint-all", 1.0})[column("overhead")], "1");
+  EXPECT_EQ(rows.at({"plan:checkpoint-all", 0.6})[column("status")], "oom");
+  // Chen's sqrt(n) segments (0.53 of this chain's peak) fit in 0.6 of it.
+  EXPECT_EQ(rows.at({"plan:chen-sqrtn", 0.6})[column("status")], "ok");
+}
+
+TEST_F(CliTest, SweepRejectsAnUnknownPlannerBeforeRunning) {
+  RunResult r = dtr("sweep model:chain --planners chen-sqrtn,nosuchp --out " +
+                    quote(path("out").string()));
+  expect_dtr_error(r, {"nosuchp"});
+  EXPECT_FALSE(fs::exists(path("out") / "results.csv"));
 }
 
 TEST_F(CliTest, SweepRejectsABadRatioList) {
