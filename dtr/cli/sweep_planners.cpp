@@ -54,10 +54,10 @@ void add_planner_cells(sim::SweepOutput& out,
       const std::int64_t budget =
           sim::budget_for_ratio(ratio, baseline.peak_bytes);
       for (const auto& name : planners) {
-        const plan::PlanResult r = plan::run_planner(
-            g, {.planner = name,
-                .budget_bytes = budget,
-                .time_limit_s = time_limit_s});
+        const plan::PlanResult r =
+            plan::run_planner(g, {.planner = name,
+                                  .budget_bytes = budget,
+                                  .time_limit_s = time_limit_s});
         out.cells.push_back(
             {trace, as_sim_result(r, ratio, baseline, g.baseline_cost_ns())});
       }
