@@ -11,6 +11,7 @@
 #include "dtr/core/error.h"
 #include "dtr/core/runtime.h"
 #include "support/checked_executor.h"
+#include "support/checked_run.h"
 #include "support/random_program.h"
 
 namespace dtr::testing {
@@ -54,38 +55,22 @@ StepsOutcome run_steps(const std::vector<RandomProgram>& per_step,
     try {
       for (std::size_t i = 0; i < p.instrs.size(); ++i) {
         const Instr& ins = p.instrs[i];
-        switch (ins.kind) {
-          case Instr::kConstant:
-            tensor[ins.value] = rt.add_constant(ins.outputs[0].bytes);
-            ex.first_compute(rt.graph(),
-                             rt.graph().tensor(tensor[ins.value]).op);
-            refs[ins.value] = 1;
-            break;
-          case Instr::kCall: {
-            std::vector<TensorId> in;
-            for (int v : ins.inputs) in.push_back(tensor[v]);
-            auto res = rt.call(ins.name, in, ins.outputs, ins.cost_ns);
-            ex.first_compute(rt.graph(), rt.graph().tensor(res[0]).op);
-            for (std::size_t k = 0; k < res.size(); ++k) {
-              tensor[ins.value + k] = res[k];
-              refs[ins.value + k] = 1;
-            }
-            break;
-          }
-          case Instr::kRetain:
-            rt.retain(tensor[ins.value]);
-            ++refs[ins.value];
-            break;
-          case Instr::kRelease:
-            rt.release(tensor[ins.value]);
+        if (apply_instr(rt, ex, ins, tensor)) {
+          // Reference counts the step holds, dropped when it ends.
+          if (ins.kind == Instr::kRelease) {
             --refs[ins.value];
-            break;
-          case Instr::kPin: {  // an output: read it, keep it to the end
-            const TensorId t = tensor[ins.value];
-            rt.materialize(t);
-            EXPECT_EQ(ex.read(t), ex.truth(t)) << "output value changed";
-            break;
+          } else if (ins.kind == Instr::kRetain) {
+            ++refs[ins.value];
+          } else {
+            const int n = ins.kind == Instr::kCall
+                              ? static_cast<int>(ins.outputs.size())
+                              : 1;
+            for (int k = 0; k < n; ++k) refs[ins.value + k] = 1;
           }
+        } else {  // an output: read it, keep it to the end
+          const TensorId t = tensor[ins.value];
+          rt.materialize(t);
+          EXPECT_EQ(ex.read(t), ex.truth(t)) << "output value changed";
         }
         if (after) after(rt, step, i, tensor);
         EXPECT_LE(rt.stats().memory_bytes, budget);

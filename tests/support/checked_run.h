@@ -22,6 +22,39 @@ struct CheckedOutcome {
   std::size_t replays = 0;
 };
 
+/// Runs one instruction of a RandomProgram that makes or drops a value
+/// (constant, call, retain, release) on `rt`: ids go to `tensor` (indexed by
+/// the program's values) and first computations to `ex`. Returns false, doing
+/// nothing, for kPin, whose meaning (pin, materialize) is the caller's.
+inline bool apply_instr(Runtime& rt, CheckedExecutor& ex, const Instr& ins,
+                        std::vector<TensorId>& tensor) {
+  switch (ins.kind) {
+    case Instr::kConstant:
+      tensor[ins.value] = rt.add_constant(ins.outputs[0].bytes);
+      ex.first_compute(rt.graph(), rt.graph().tensor(tensor[ins.value]).op);
+      return true;
+    case Instr::kCall: {
+      std::vector<TensorId> in;
+      for (int v : ins.inputs) in.push_back(tensor[v]);
+      auto res = rt.call(ins.name, in, ins.outputs, ins.cost_ns);
+      ex.first_compute(rt.graph(), rt.graph().tensor(res[0]).op);
+      for (std::size_t k = 0; k < res.size(); ++k) {
+        tensor[ins.value + k] = res[k];
+      }
+      return true;
+    }
+    case Instr::kRetain:
+      rt.retain(tensor[ins.value]);
+      return true;
+    case Instr::kRelease:
+      rt.release(tensor[ins.value]);
+      return true;
+    case Instr::kPin:
+      return false;
+  }
+  return false;
+}
+
 /// With `recover_from_oom`, an out-of-memory raises the budget to unlimited
 /// and retries the instruction (checking that the runtime is still usable).
 /// By default every victim search runs both the index and the scan and
@@ -45,37 +78,11 @@ inline CheckedOutcome run_checked(const RandomProgram& p,
   for (std::size_t i = 0; i < p.instrs.size(); ++i) {
     const Instr& ins = p.instrs[i];
     try {
-      switch (ins.kind) {
-        case Instr::kConstant: {
-          TensorId t = rt.add_constant(ins.outputs[0].bytes,
-                                       "constant#" + std::to_string(ins.value));
-          ex.first_compute(rt.graph(), rt.graph().tensor(t).op);
-          tensor[ins.value] = t;
-          break;
-        }
-        case Instr::kCall: {
-          std::vector<TensorId> in;
-          for (int v : ins.inputs) in.push_back(tensor[v]);
-          auto res = rt.call(ins.name, in, ins.outputs, ins.cost_ns);
-          ex.first_compute(rt.graph(), rt.graph().tensor(res[0]).op);
-          for (std::size_t k = 0; k < res.size(); ++k) {
-            tensor[ins.value + k] = res[k];
-          }
-          break;
-        }
-        case Instr::kRetain:
-          rt.retain(tensor[ins.value]);
-          break;
-        case Instr::kRelease:
-          rt.release(tensor[ins.value]);
-          break;
-        case Instr::kPin: {
-          rt.pin(tensor[ins.value]);
-          TensorId t = tensor[ins.value];
-          EXPECT_EQ(ex.read(t), ex.truth(t)) << "output value changed";
-          out.outputs.push_back(ex.read(t));
-          break;
-        }
+      if (!apply_instr(rt, ex, ins, tensor)) {  // kPin: an output
+        rt.pin(tensor[ins.value]);
+        TensorId t = tensor[ins.value];
+        EXPECT_EQ(ex.read(t), ex.truth(t)) << "output value changed";
+        out.outputs.push_back(ex.read(t));
       }
     } catch (const OutOfMemory& e) {
       check();
