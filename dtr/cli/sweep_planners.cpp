@@ -2,7 +2,6 @@
 
 #include "dtr/plan/planner.h"
 #include "dtr/plan/static_graph.h"
-#include "dtr/sim/program_source.h"
 #include "dtr/sim/simulator.h"
 
 namespace dtr::cli {
@@ -45,11 +44,10 @@ void add_planner_cells(sim::SweepOutput& out,
                        const std::vector<std::string>& planners,
                        double time_limit_s) {
   for (const auto& name : planners) plan::check_planner_name(name);
-  for (std::size_t i = 0; i < out.request.specs.size(); ++i) {
-    const sim::NamedProgram p = sim::load_program(out.request.specs[i]);
-    const sim::Baseline baseline = sim::compute_baseline(p.program);
-    const plan::StaticGraph g = plan::build_static_graph(p.program);
-    const std::string& trace = out.programs[i].name;
+  for (const sim::SweepProgram& program : out.programs) {
+    const sim::Baseline& baseline = program.baseline;
+    const plan::StaticGraph g = plan::build_static_graph(program.program);
+    const std::string& trace = program.name;
     for (double ratio : out.request.ratios) {
       const std::int64_t budget =
           sim::budget_for_ratio(ratio, baseline.peak_bytes);

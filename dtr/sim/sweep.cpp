@@ -59,8 +59,9 @@ SweepOutput run_sweep(const SweepRequest& request,
   SweepOutput out;
   out.request = request;
   out.request.specs = specs;
-  for (const NamedProgram& p : programs) {
-    out.programs.push_back({p.name, p.program.trace_ops()});
+  for (std::size_t p = 0; p < programs.size(); ++p) {
+    out.programs.push_back({programs[p].name, programs[p].program.trace_ops(),
+                            std::move(programs[p].program), baselines[p]});
   }
   out.cells.resize(tasks.size());
   std::mutex mutex;
@@ -72,9 +73,8 @@ SweepOutput run_sweep(const SweepRequest& request,
     config.policy = request.policy;
     config.budget_ratio = t.ratio;
     config.thrash_limit = request.thrash_limit;
-    SweepCell cell{
-        programs[t.program].name,
-        simulate(programs[t.program].program, baselines[t.program], config)};
+    const SweepProgram& p = out.programs[t.program];
+    SweepCell cell{p.name, simulate(p.program, p.baseline, config)};
     std::lock_guard<std::mutex> lock(mutex);
     out.cells[i] = std::move(cell);
     ++done;

@@ -24,10 +24,13 @@ struct SweepCell {
   SimResult result;
 };
 
-/// One program of the grid.
+/// One program of the grid, kept after the sweep so that later stages (the
+/// planners' cells, reports) need not parse or replay it again.
 struct SweepProgram {
   std::string name;  ///< as in SweepCell::trace
   std::size_t trace_ops = 0;
+  trace::Program program;
+  Baseline baseline;
 };
 
 struct SweepOutput {
