@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench_programs.h"
 #include "dtr/core/runtime.h"
 #include "dtr/trace/profile_recorder.h"
 
@@ -41,13 +42,7 @@ void BM_RecordChainObserved(benchmark::State& state, Observe how) {
   for (auto _ : state) {
     Runtime rt({}, make_heuristic("dtr-eq"));
     rt.set_observer(observer);
-    TensorId t = rt.add_constant(8);
-    OutputSpec out{64, -1};
-    for (int i = 0; i < 10000; ++i) {
-      TensorId next = rt.call("f", std::vector<TensorId>{t}, {&out, 1}, 1)[0];
-      if (i) rt.release(t);
-      t = next;
-    }
+    bench::record_chain(rt, 10000);
     benchmark::DoNotOptimize(rt.stats().clock_ns);
   }
   state.SetItemsProcessed(state.iterations() * 10000);
@@ -64,16 +59,12 @@ void BM_EvictionSearchObserved(benchmark::State& state, const char* heuristic,
                                Observe how) {
   const int pool = static_cast<int>(state.range(0));
   Observed observed;
-  Runtime rt({.budget_bytes = 8 + 64LL * pool}, make_heuristic(heuristic));
+  Runtime rt({.budget_bytes = bench::pool_budget(pool)},
+             make_heuristic(heuristic));
   rt.set_observer(observed.get(how));
-  TensorId x = rt.add_constant(8);
-  OutputSpec out{64, -1};
-  for (int i = 0; i < pool; ++i) {
-    rt.call("f", std::vector<TensorId>{x}, {&out, 1}, 1 + i % 7);
-  }
+  const TensorId x = bench::fill_pool(rt, pool);
   for (auto _ : state) {
-    TensorId t = rt.call("g", std::vector<TensorId>{x}, {&out, 1}, 3)[0];
-    benchmark::DoNotOptimize(t);
+    benchmark::DoNotOptimize(bench::call_evicting_one(rt, x));
   }
   state.SetItemsProcessed(state.iterations());
 }

@@ -2,6 +2,7 @@
 // heuristic as the pool grows.
 #include <benchmark/benchmark.h>
 
+#include "bench_programs.h"
 #include "dtr/core/runtime.h"
 
 namespace dtr {
@@ -12,13 +13,7 @@ namespace {
 void BM_RecordChainUnbounded(benchmark::State& state) {
   for (auto _ : state) {
     Runtime rt({}, make_heuristic("dtr-eq"));
-    TensorId t = rt.add_constant(8);
-    OutputSpec out{64, -1};
-    for (int i = 0; i < 10000; ++i) {
-      TensorId next = rt.call("f", std::vector<TensorId>{t}, {&out, 1}, 1)[0];
-      if (i) rt.release(t);
-      t = next;
-    }
+    bench::record_chain(rt, 10000);
     benchmark::DoNotOptimize(rt.stats().clock_ns);
   }
   state.SetItemsProcessed(state.iterations() * 10000);
@@ -29,18 +24,11 @@ BENCHMARK(BM_RecordChainUnbounded)->Unit(benchmark::kMillisecond);
 // cost of a heuristic's search as a function of the pool size.
 void BM_EvictionSearch(benchmark::State& state, const char* heuristic) {
   const int pool = static_cast<int>(state.range(0));
-  Runtime rt({.budget_bytes = 8 + 64LL * pool}, make_heuristic(heuristic));
-  TensorId x = rt.add_constant(8);
-  OutputSpec out{64, -1};
-  std::vector<TensorId> live;
-  for (int i = 0; i < pool; ++i) {
-    live.push_back(
-        rt.call("f", std::vector<TensorId>{x}, {&out, 1}, 1 + i % 7)[0]);
-  }
+  Runtime rt({.budget_bytes = bench::pool_budget(pool)},
+             make_heuristic(heuristic));
+  const TensorId x = bench::fill_pool(rt, pool);
   for (auto _ : state) {
-    // Each call evicts exactly one storage to make room.
-    TensorId t = rt.call("g", std::vector<TensorId>{x}, {&out, 1}, 3)[0];
-    benchmark::DoNotOptimize(t);
+    benchmark::DoNotOptimize(bench::call_evicting_one(rt, x));
   }
   state.SetItemsProcessed(state.iterations());
 }
