@@ -176,6 +176,22 @@ def worker(a):
     dist.destroy_process_group()
 
 
+def _last_line(err):
+    err.seek(0)
+    lines = [ln for ln in err.read().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _first_cause(bad, last):
+    """The rank to blame among those that exited with an error. When one
+    rank fails (say, out of memory) its peers' collectives then fail too
+    ("Connection closed by peer"), and a poll can see both exited: the rank
+    whose own failure message ("rank R: ...", raised by worker()) is there
+    is the cause, not the lowest rank number."""
+    own = [r for r in bad if ("rank %d: " % r) in last[r]]
+    return (own or bad)[0]
+
+
 def launch(nproc, out, model="cnn", mode="plain", budget=None, steps=2,
            timeout=60, check_floor=False, seed=0, wall_limit=None):
     """Runs a job of `nproc` ranks of this script; returns the ranks'
@@ -201,15 +217,12 @@ def launch(nproc, out, model="cnn", mode="plain", budget=None, steps=2,
                                       stdout=subprocess.DEVNULL, stderr=err))
         errs.append(err)
     deadline = time.monotonic() + (wall_limit or 4 * timeout)
-    failed = None
+    bad = []
     try:
         while True:
             codes = [p.poll() for p in procs]
             bad = [r for r, c in enumerate(codes) if c not in (None, 0)]
-            if bad:
-                failed = bad[0]
-                break
-            if all(c == 0 for c in codes):
+            if bad or all(c == 0 for c in codes):
                 break
             if time.monotonic() > deadline:
                 raise RuntimeError("data-parallel job: no result after %ss"
@@ -220,16 +233,14 @@ def launch(nproc, out, model="cnn", mode="plain", budget=None, steps=2,
             if p.poll() is None:
                 p.kill()
             p.wait()
-        if failed is not None:
-            errs[failed].seek(0)
-            lines = [ln for ln in errs[failed].read().splitlines()
-                     if ln.strip()]
+        last = {r: _last_line(errs[r]) for r in bad}
         for err in errs:
             err.close()
-    if failed is not None:
+    if bad:
+        failed = _first_cause(bad, last)
         raise RuntimeError("data-parallel job failed: rank %d exited %d: %s"
                            % (failed, procs[failed].returncode,
-                              lines[-1] if lines else "(no message)"))
+                              last[failed] or "(no message)"))
     return [torch.load(os.path.join(out, "rank%d.pt" % r))
             for r in range(nproc)]
 

@@ -115,6 +115,17 @@ class DataParallelTest(unittest.TestCase):
         self.assertEqual((m.group(1), m.group(2)), ("1", "50000"))
         self.assertLess(elapsed, 60, "the job took %.0f s to fail" % elapsed)
 
+    def test_the_failing_rank_is_blamed_not_its_peer(self):
+        # A poll can see both ranks exited: rank 1 out of memory, then
+        # rank 0's all-reduce with the dead peer (CI saw "rank 0 exited").
+        last = {0: "RuntimeError: [../gloo/transport/tcp/pair.cc:598] "
+                   "Connection closed by peer [127.0.0.1]:1234",
+                1: "RuntimeError: rank 1: [dtr] out of memory"}
+        self.assertEqual(ddp_worker._first_cause([0, 1], last), 1)
+        self.assertEqual(ddp_worker._first_cause([0], last), 0)
+        self.assertEqual(ddp_worker._first_cause(
+            [0, 1], {0: "Connection reset", 1: "Killed"}), 0)
+
     def test_budget_below_floor_fails_before_first_collective(self):
         with self.assertRaises(RuntimeError) as cm:
             self._job("floor", mode="dtr", budget=[50000, 50000],
