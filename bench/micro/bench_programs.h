@@ -22,7 +22,9 @@ inline void record_chain(Runtime& rt, int n) {
 
 /// Budget for a constant and `pool` resident 64-byte values: with it, every
 /// further 64-byte op evicts exactly one storage.
-inline std::int64_t pool_budget(int pool) { return 8 + 64LL * pool; }
+inline std::int64_t pool_budget(int pool) {
+  return 8 + 64LL * pool;
+}
 
 /// Fills `rt` with `pool` independent resident values (costs 1..7) read from
 /// one constant, which it returns; call_evicting_one() then evicts one each.
