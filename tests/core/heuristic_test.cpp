@@ -217,9 +217,10 @@ TEST(HeuristicTest, ChoiceModesAreParsedAndUnknownOnesNamed) {
 }
 
 // The index is the default wherever a heuristic has one; every mode picks
-// the same victims (here on a chain whose evictions merge dtr-eq classes).
+// the same victims (here on a chain whose evictions merge dtr-eq classes
+// and grow and split dtr's and msps's evicted regions).
 TEST(HeuristicTest, EveryChoiceModeEvictsTheSameStorages) {
-  for (const char* h : {"dtr-eq", "dtr-local", "lru", "size"}) {
+  for (const char* h : {"dtr", "msps", "dtr-eq", "dtr-local", "lru", "size"}) {
     SCOPED_TRACE(h);
     EXPECT_EQ(make_heuristic(h)->choice_mode(), ChoiceMode::kIndex);
     auto run = [&](ChoiceMode mode) {

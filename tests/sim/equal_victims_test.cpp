@@ -30,7 +30,7 @@ std::vector<std::string> logs_in(const std::string& dir) {
 std::uint64_t check_program(const trace::Program& p, const std::string& name) {
   Baseline base = compute_baseline(p);
   std::uint64_t evictions = 0;
-  for (const char* h : {"dtr-eq", "dtr-local", "lru", "size"}) {
+  for (const char* h : {"dtr", "msps", "dtr-eq", "dtr-local", "lru", "size"}) {
     for (double ratio : {0.8, 0.6, 0.4, 0.3, 0.2, 0.1}) {
       SCOPED_TRACE(name + " " + h + " " + std::to_string(ratio));
       SimConfig config;

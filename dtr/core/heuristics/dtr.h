@@ -1,17 +1,24 @@
 #pragma once
 /// h_DTR, the paper's heuristic ("dtr"): exact evicted neighbourhoods
 /// (App. C.2), computed lazily by EvictedRegions (Note [Lazy evicted
-/// regions]).
-#include "dtr/core/heuristics/evicted_regions.h"
+/// regions]); the victim comes from the score index, costs kept up to date
+/// by the regions' watchers (Note [Region watchers]).
+#include "dtr/core/heuristics/region_heuristic.h"
 
 namespace dtr {
 
 /// h_DTR = [c0(S) + sum of c0 over e*(S)] / [m(S) * s(S)].
 class DtrExactHeuristic final : public RegionHeuristic {
  public:
-  DtrExactHeuristic() : RegionHeuristic(/*with_down=*/true) {}
+  DtrExactHeuristic()
+      : RegionHeuristic(/*with_down=*/true, &staleness_score,
+                        /*timeless=*/false) {}
   std::string_view name() const override { return "dtr"; }
   double score(const Graph& g, StorageId s, std::int64_t now) override;
+
+ protected:
+  StorageId scan(const ChooseContext& ctx) override;
+  std::int64_t cost_of(const Graph& g, StorageId s) override;
 };
 
 }  // namespace dtr

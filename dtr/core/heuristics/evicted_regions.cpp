@@ -9,6 +9,8 @@ namespace dtr {
 void EvictedRegions::on_storage_created(const Graph& g, StorageId s) {
   if (cache_.size() <= s) {
     cache_.resize(s + 1);
+    watchers_.resize(s + 1);
+    prune_at_.resize(s + 1, 0);
     interior_mark_.resize(s + 1, 0);
     member_mark_.resize(s + 1, 0);
   }
@@ -22,20 +24,35 @@ void EvictedRegions::on_op_recorded(const Graph& g, OpId op) {
   for (TensorId t : g.op(op).inputs) {
     StorageId s = g.tensor(t).storage;
     if (g.storage(s).resident) {
-      cache_[s].valid = false;
+      invalidate(s);
     } else {
       on_changed(s);
     }
   }
   for (TensorId t : g.op(op).outputs) {
     StorageId s = g.tensor(t).storage;
-    if (s < cache_.size()) cache_[s].valid = false;
+    if (s < cache_.size()) invalidate(s);
+  }
+}
+
+void EvictedRegions::invalidate(StorageId s) {
+  Cache& c = cache_[s];
+  c.valid = false;
+  if (c.watched_valid) {
+    c.watched_valid = false;
+    stale_.push_back(s);
   }
 }
 
 void EvictedRegions::on_changed(StorageId s) {
   events_.push_back(s);
-  cache_[s].valid = false;
+  invalidate(s);
+  // Note [Region watchers]: the caches that list s as a member.
+  for (const Watcher& w : watchers_[s]) {
+    ++accesses_;
+    if (cache_[w.storage].generation == w.generation) invalidate(w.storage);
+  }
+  watchers_[s].clear();
 }
 
 void EvictedRegions::on_recycled(StorageId s) {
@@ -46,7 +63,21 @@ void EvictedRegions::on_recycled(StorageId s) {
   c.members.clear();
   c.down_compute_ns = c.up_compute_ns = 0;
   c.stamp = 0;
+  ++c.generation;  // the old storage's registrations are stale
   interior_mark_[s] = member_mark_[s] = 0;
+}
+
+void EvictedRegions::watch(StorageId member, StorageId s,
+                           std::uint32_t generation) {
+  std::vector<Watcher>& list = watchers_[member];
+  if (list.size() >= prune_at_[member]) {
+    std::erase_if(list, [&](const Watcher& w) {
+      return cache_[w.storage].generation != w.generation;
+    });
+    prune_at_[member] =
+        static_cast<std::uint32_t>(std::max<std::size_t>(8, 2 * list.size()));
+  }
+  list.push_back({s, generation});
 }
 
 void EvictedRegions::explore(const Graph& g, StorageId base, bool upward,
@@ -99,6 +130,18 @@ const EvictedRegions::Cache& EvictedRegions::refresh(const Graph& g,
       return c;
     }
   }
+  recompute(g, s);
+  return c;
+}
+
+EvictedRegions::Sums EvictedRegions::watched(const Graph& g, StorageId s) {
+  Cache& c = cache_[s];
+  if (!c.watched_valid) recompute(g, s);
+  return {c.down_compute_ns, c.up_compute_ns};
+}
+
+void EvictedRegions::recompute(const Graph& g, StorageId s) {
+  Cache& c = cache_[s];
   c.members.clear();
   c.down_compute_ns = c.up_compute_ns = 0;
   // The directions are closed separately (interior marks are per direction)
@@ -112,13 +155,15 @@ const EvictedRegions::Cache& EvictedRegions::refresh(const Graph& g,
   }
   std::sort(c.members.begin(), c.members.end());
   c.stamp = events_.size();
-  c.valid = true;
-  // Keep the event log short: once it is long, drop it and every cache.
+  c.valid = c.watched_valid = true;
+  ++c.generation;
+  for (StorageId u : c.members) watch(u, s, c.generation);
+  // Keep the event log short: once it is long, drop it and every cache
+  // (the watchers do not read the log).
   if (events_.size() > (1u << 20)) {
     events_.clear();
     for (Cache& other : cache_) other.valid = false;
   }
-  return c;
 }
 
 }  // namespace dtr

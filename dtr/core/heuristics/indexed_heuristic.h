@@ -1,8 +1,9 @@
 #pragma once
 /// Base of the heuristics whose score is cost / (bytes * staleness) with a
 /// cost that changes only at events the heuristic sees ("dtr-local",
-/// "dtr-eq"): they find the scan's victim in a ScoreIndex (Note [Exact
-/// victim from an index]) instead of scanning the pool.
+/// "dtr-eq", "dtr", and "msps" with no staleness): they find the scan's victim
+/// in a ScoreIndex (Note [Exact victim from an index]) instead of scanning the
+/// pool.
 ///
 /// Note [Dirty costs]
 /// A storage is "dirty" when its index entry may be out of date: it entered
@@ -25,7 +26,7 @@ class IndexedHeuristic : public Heuristic {
   StorageId choose(const ChooseContext& ctx) final;
   void on_pool_insert(const Graph& g, StorageId s) override { mark_dirty(s); }
   void on_access_changed(const Graph& g, StorageId s) override {
-    mark_dirty(s);
+    if (!timeless_) mark_dirty(s);
   }
   void on_evicted(const Graph& g, StorageId s) override { mark_dirty(s); }
   void on_banished(const Graph& g, StorageId s) override { mark_dirty(s); }
@@ -34,7 +35,16 @@ class IndexedHeuristic : public Heuristic {
   }
 
  protected:
-  IndexedHeuristic() : index_(&rounded_score) {}
+  IndexedHeuristic() : IndexedHeuristic(&staleness_score, false) {}
+  /// `score`: the heuristic's rounded score of an index line, as its scan
+  /// rounds it; `timeless`: the score does not depend on the clock, so an
+  /// access changes nothing (ScoreIndex).
+  IndexedHeuristic(ScoreIndex::RoundedScore score, bool timeless)
+      : index_(score, timeless), timeless_(timeless) {}
+  /// cost / (bytes * staleness), as cost_density rounds it.
+  static double staleness_score(const StalenessLine& l, std::int64_t now) {
+    return cost_density(l.cost_ns, l.bytes, now - l.last_access);
+  }
   /// The reference: scan_pool with the heuristic's score.
   virtual StorageId scan(const ChooseContext& ctx) = 0;
   /// The cost in the score of pooled storage `s` now (the numerator).
@@ -48,9 +58,6 @@ class IndexedHeuristic : public Heuristic {
   void invalidate() { built_ = false; }
 
  private:
-  static double rounded_score(const StalenessLine& l, std::int64_t now) {
-    return cost_density(l.cost_ns, l.bytes, now - l.last_access);
-  }
   StorageId choose_indexed(const ChooseContext& ctx);
   void build(const ChooseContext& ctx);
 
@@ -58,6 +65,7 @@ class IndexedHeuristic : public Heuristic {
   std::vector<StorageId> dirty_;
   std::vector<bool> is_dirty_;  // per storage
   bool built_ = false;
+  bool timeless_;
 };
 
 }  // namespace dtr

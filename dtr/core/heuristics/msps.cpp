@@ -6,13 +6,28 @@
 
 namespace dtr {
 
+double MspsHeuristic::per_byte(std::int64_t compute_ns, std::int64_t bytes) {
+  if (bytes <= 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(compute_ns) / static_cast<double>(bytes);
+}
+
 double MspsHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
   const Storage& st = g.storage(s);
   if (st.bytes <= 0) return std::numeric_limits<double>::infinity();
-  std::int64_t compute =
-      saturating_add(st.compute_ns, regions_.up_compute(g, s));
-  return static_cast<double>(compute) / static_cast<double>(st.bytes);
+  return per_byte(saturating_add(st.compute_ns, regions_.up_compute(g, s)),
+                  st.bytes);
+}
+
+StorageId MspsHeuristic::scan(const ChooseContext& ctx) {
+  return scan_pool(ctx,
+                   [&](StorageId s) { return score(ctx.graph, s, ctx.now); });
+}
+
+std::int64_t MspsHeuristic::cost_of(const Graph& g, StorageId s) {
+  ++accesses_;
+  return saturating_add(g.storage(s).compute_ns,
+                        regions_.watched(g, s).up_compute_ns);
 }
 
 }  // namespace dtr

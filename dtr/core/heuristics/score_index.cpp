@@ -27,8 +27,9 @@ void ScoreIndex::set(const Graph& g, StorageId s, std::int64_t cost_ns,
     zeros_.emplace(m.seq, s);
     return;
   }
-  auto [it, fresh] = bucket_of_.try_emplace(
-      LineKey{cost_ns, st.bytes, st.last_access}, std::uint32_t{0});
+  const std::int64_t last = timeless_ ? kTimelessAccess : st.last_access;
+  auto [it, fresh] = bucket_of_.try_emplace(LineKey{cost_ns, st.bytes, last},
+                                            std::uint32_t{0});
   if (fresh) {
     if (!free_buckets_.empty()) {
       it->second = free_buckets_.back();
@@ -38,7 +39,7 @@ void ScoreIndex::set(const Graph& g, StorageId s, std::int64_t cost_ns,
       buckets_.emplace_back();
     }
     Bucket& b = buckets_[it->second];
-    b.line = {cost_ns, st.bytes, st.last_access};
+    b.line = {cost_ns, st.bytes, last};
     tournament_.set(it->second, b.line, now);
   }
   m.bucket = it->second;
@@ -98,7 +99,7 @@ StorageId ScoreIndex::first_zero(const ChooseContext& ctx,
     }
     ++it;
     // Zero staleness is +inf, not 0: touched at this very clock.
-    if (ctx.graph.storage(s).last_access < ctx.now) return s;
+    if (timeless_ || ctx.graph.storage(s).last_access < ctx.now) return s;
   }
   return kNoId;
 }

@@ -9,7 +9,8 @@
 /// (so of several zero scores the earliest entry wins), and if every score
 /// is +inf it ends on the last entry. The index reproduces each rule:
 /// - zero scores (cost 0, bytes > 0, staleness > 0) are kept apart in pool
-///   order; the earliest whose staleness is positive at the query wins;
+///   order; the earliest whose staleness is positive at the query wins
+///   (any staleness for a timeless score);
 /// - bytes 0 (always +inf) are not indexed; when no entry has a finite
 ///   score the victim is the last pool entry;
 /// - the rest are ordered by their exact score (KineticTournament). Every
@@ -37,7 +38,12 @@ class ScoreIndex {
   /// The heuristic's rounded score of a line at a clock (the same function
   /// the scan uses, so that both round alike).
   using RoundedScore = double (*)(const StalenessLine& line, std::int64_t now);
-  explicit ScoreIndex(RoundedScore score) : score_(score) {}
+  /// `timeless`: the score does not depend on the clock ("msps"): every
+  /// line gets the same last access (kTimelessAccess), so the exact order
+  /// is by cost / bytes, and a zero score is zero at every clock.
+  explicit ScoreIndex(RoundedScore score, bool timeless = false)
+      : score_(score), timeless_(timeless) {}
+  static constexpr std::int64_t kTimelessAccess = -1;  // clocks are >= 0
 
   /// Indexes pooled storage `s` with cost `cost_ns` (its bytes, last access
   /// and pool entry are read from the graph), replacing any older entry.
@@ -77,6 +83,7 @@ class ScoreIndex {
   StorageId latest_member(const ChooseContext& ctx, std::uint32_t b);
 
   RoundedScore score_;
+  bool timeless_;
   KineticTournament tournament_;
   std::vector<Bucket> buckets_;  // per tournament slot
   std::map<LineKey, std::uint32_t> bucket_of_;
