@@ -61,6 +61,7 @@ void EvictedRegions::on_recycled(StorageId s) {
   on_changed(s);
   Cache& c = cache_[s];
   c.members.clear();
+  c.sorted = false;
   c.down_compute_ns = c.up_compute_ns = 0;
   c.stamp = 0;
   ++c.generation;  // the old storage's registrations are stale
@@ -118,6 +119,10 @@ const EvictedRegions::Cache& EvictedRegions::refresh(const Graph& g,
   Cache& c = cache_[s];
   if (c.valid) {
     // Still exact unless a later event touched one of its members.
+    if (!c.sorted) {
+      std::sort(c.members.begin(), c.members.end());
+      c.sorted = true;
+    }
     for (std::size_t i = c.stamp; i < events_.size(); ++i) {
       ++accesses_;
       if (std::binary_search(c.members.begin(), c.members.end(), events_[i])) {
@@ -153,7 +158,7 @@ void EvictedRegions::recompute(const Graph& g, StorageId s) {
     ++interior_epoch_;
     explore(g, s, /*upward=*/false, c);
   }
-  std::sort(c.members.begin(), c.members.end());
+  c.sorted = false;
   c.stamp = events_.size();
   c.valid = c.watched_valid = true;
   ++c.generation;

@@ -10,7 +10,7 @@
 /// rematerialization, which dominates its running time even when no
 /// heuristic eviction ever happens. We compute a storage's regions only when
 /// the heuristic scores it, by a DFS through evicted storages, and cache the
-/// cost sums together with the sorted set of storages the DFS touched (the
+/// cost sums together with the set of storages the DFS touched (the
 /// interior and the resident frontier). Every eviction, rematerialization or
 /// banishment appends the storage to an event log; a cache is still exact
 /// iff no event since it was computed touched one of its members, since a
@@ -70,7 +70,11 @@ class EvictedRegions {
 
  private:
   struct Cache {
-    std::vector<StorageId> members;  ///< sorted: interior and frontier
+    /// Interior and frontier, without repeats; sorted only when the scan's
+    /// check needs it (`sorted`): the watchers do not, and sorting every
+    /// recomputed region was a third of an indexed run on a long chain.
+    std::vector<StorageId> members;
+    bool sorted = false;
     std::int64_t down_compute_ns = 0;
     std::int64_t up_compute_ns = 0;
     std::size_t stamp = 0;         ///< events_.size() when computed
