@@ -83,11 +83,21 @@ std::int32_t KineticTournament::winner(std::int64_t now) {
 }
 
 void KineticTournament::update_path(std::uint32_t leaf, std::int64_t now) {
+  const std::int32_t slot = static_cast<std::int32_t>(leaf - capacity_);
   for (std::uint32_t node = leaf / 2; node >= 1; node /= 2) {
+    const std::int32_t old_win = win_[node];
+    const std::int64_t old_expire = expire_[node];
     // The sibling subtree may hold a winner for an earlier clock.
     advance(2 * node, now);
     advance(2 * node + 1, now);
     pull(node, now);
+    // The ancestors saw only this node's winner and certificate: if neither
+    // changed and the winner is not the slot whose line changed, they are
+    // still right (an expired one is refreshed by the next query).
+    if (win_[node] == old_win && expire_[node] == old_expire &&
+        old_win != slot) {
+      return;
+    }
   }
 }
 
