@@ -71,6 +71,12 @@ void EvictedRegions::on_recycled(StorageId s) {
 void EvictedRegions::watch(StorageId member, StorageId s,
                            std::uint32_t generation) {
   std::vector<Watcher>& list = watchers_[member];
+  // A region recomputed again registers at the same members in the same
+  // order, so its stale entry is often the last one: reuse it.
+  if (!list.empty() && list.back().storage == s) {
+    list.back().generation = generation;
+    return;
+  }
   if (list.size() >= prune_at_[member]) {
     std::erase_if(list, [&](const Watcher& w) {
       return cache_[w.storage].generation != w.generation;
