@@ -25,8 +25,8 @@ std::optional<StalenessLine> best_line(
 
 // The winner's key equals the maximum (ties may go to any tied slot).
 void expect_winner_is_a_maximum(
-    KineticTournament& t, const std::vector<std::optional<StalenessLine>>& lines,
-    std::int64_t now) {
+    KineticTournament& t,
+    const std::vector<std::optional<StalenessLine>>& lines, std::int64_t now) {
   std::optional<StalenessLine> best = best_line(lines, now);
   std::int32_t w = t.winner(now);
   if (!best) {
