@@ -1,6 +1,7 @@
 #include "dtr/core/graph.h"
 
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace dtr {
@@ -13,7 +14,11 @@ template <typename Record, typename... Lists>
 void reset_keeping_lists(Record& r, std::pmr::memory_resource* arena,
                          Lists Record::*... lists) {
   auto kept = std::make_tuple(std::move(r.*lists)...);
-  r = Record(arena);
+  if constexpr (std::is_constructible_v<Record, std::pmr::memory_resource*>) {
+    r = Record(arena);
+  } else {
+    r = Record();
+  }
   std::apply(
       [&](auto&... l) {
         ((l.clear()), ...);
@@ -43,13 +48,13 @@ TensorId Graph::add_tensors(std::uint32_t count) {
     return first;
   }
   const auto first = static_cast<TensorId>(tensors_.size());
-  for (std::uint32_t i = 0; i < count; ++i) tensors_.emplace_back(&arena_);
+  for (std::uint32_t i = 0; i < count; ++i) tensors_.emplace_back();
   return first;
 }
 
 StorageId Graph::add_storage() {
   if (free_storages_.empty()) {
-    storages_.emplace_back(&arena_);
+    storages_.emplace_back();
     return static_cast<StorageId>(storages_.size() - 1);
   }
   StorageId id = free_storages_.back();

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "dtr/core/small_vector.h"
+
 namespace dtr {
 
 using TensorId = std::uint32_t;
@@ -20,59 +22,57 @@ inline constexpr std::uint32_t kNoId =
 
 // Note [Graph arena]
 // The small per-record lists (inputs, outputs, consumers, a storage's
-// tensors) and op names live in a pool resource owned by the Graph. Dead
+// tensors) are SmallVectors, inline up to a few elements (Note [Inline
+// lists]); op names live in a pool resource owned by the Graph. Dead
 // records go on free lists and keep their lists' capacity when reused, so a
 // steady loop that forgets what it no longer needs reaches a fixed size; the
-// pool (not a monotonic arena) takes back the blocks a list outgrows.
+// pool (not a monotonic arena) takes back the blocks a name outgrows.
 
 /// One operator call: reads `inputs`, produces `outputs` (all at once).
 struct Op {
-  explicit Op(std::pmr::memory_resource* arena)
-      : name(arena), inputs(arena), outputs(arena) {}
+  explicit Op(std::pmr::memory_resource* arena) : name(arena) {}
   std::pmr::string name;
-  std::int64_t cost_ns = 0;            ///< measured or modelled compute time
-  std::int64_t total_bytes = 0;        ///< sum of the non-alias output sizes
-  std::pmr::vector<TensorId> inputs;   ///< in argument order (may repeat)
-  std::pmr::vector<TensorId> outputs;  ///< in result order (consecutive ids)
-  bool constant = false;               ///< a nullary op nothing can recompute
-  bool dead = false;                   ///< recycled: on the graph's free list
+  std::int64_t cost_ns = 0;          ///< measured or modelled compute time
+  std::int64_t total_bytes = 0;      ///< sum of the non-alias output sizes
+  SmallVector<TensorId, 4> inputs;   ///< in argument order (may repeat)
+  SmallVector<TensorId, 2> outputs;  ///< in result order (consecutive ids)
+  bool constant = false;             ///< a nullary op nothing can recompute
+  bool dead = false;                 ///< recycled: on the graph's free list
 };
 
 /// One tensor (a value, or a view of another value's storage).
 struct Tensor {
-  explicit Tensor(std::pmr::memory_resource* arena) : consumers(arena) {}
   OpId op = kNoId;
   std::uint32_t index = 0;  ///< position among op's outputs
   StorageId storage = kNoId;
   std::int64_t bytes = 0;  ///< 0 for aliases
   bool is_alias = false;
-  bool defined = false;              ///< storage resident and view rebuilt
-  std::uint32_t ext_refs = 0;        ///< handles the program holds
-  bool forgotten = false;            ///< Runtime::forget() was called
-  bool dead = false;                 ///< recycled: on the graph's free list
-  std::pmr::vector<OpId> consumers;  ///< live ops that read this tensor
+  bool defined = false;            ///< storage resident and view rebuilt
+  std::uint32_t ext_refs = 0;      ///< handles the program holds
+  bool forgotten = false;          ///< Runtime::forget() was called
+  bool dead = false;               ///< recycled: on the graph's free list
+  SmallVector<OpId, 4> consumers;  ///< live ops that read this tensor
 };
 
 /// One buffer. Aliases share the root tensor's storage.
 struct Storage {
-  explicit Storage(std::pmr::memory_resource* arena) : tensors(arena) {}
   std::int64_t bytes = 0;
-  std::int64_t compute_ns = 0;         ///< cost of the unique ops of `tensors`
-  std::pmr::vector<TensorId> tensors;  ///< tensors[0] is the root
-  std::uint32_t locks = 0;             ///< internal: pending computations
-  std::uint32_t ext_refs = 0;          ///< sum of the tensors' ext_refs
-  std::uint32_t forgotten = 0;         ///< how many of `tensors` are forgotten
-  std::int64_t last_access = 0;        ///< clock of the last use (staleness)
-  std::uint32_t pool_slot = kNoId;     ///< position in the eviction pool
-  std::uint64_t pool_seq = 0;          ///< insertion number in the pool
-  bool resident = false;               ///< buffer resident
-  bool pinned = false;                 ///< permanently locked
-  bool constant = false;               ///< cannot be recomputed
-  bool banished = false;               ///< freed for good (banish policy)
-  bool banish_pending = false;         ///< waiting for evicted dependents
-  bool computed = false;               ///< has been resident at least once
-  bool evict_on_unlock = false;        ///< released while locked (eager)
-  bool dead = false;                   ///< recycled: on the graph's free list
+  std::int64_t compute_ns = 0;       ///< cost of the unique ops of `tensors`
+  SmallVector<TensorId, 4> tensors;  ///< tensors[0] is the root
+  std::uint32_t locks = 0;           ///< internal: pending computations
+  std::uint32_t ext_refs = 0;        ///< sum of the tensors' ext_refs
+  std::uint32_t forgotten = 0;       ///< how many of `tensors` are forgotten
+  std::int64_t last_access = 0;      ///< clock of the last use (staleness)
+  std::uint32_t pool_slot = kNoId;   ///< position in the eviction pool
+  std::uint64_t pool_seq = 0;        ///< insertion number in the pool
+  bool resident = false;             ///< buffer resident
+  bool pinned = false;               ///< permanently locked
+  bool constant = false;             ///< cannot be recomputed
+  bool banished = false;             ///< freed for good (banish policy)
+  bool banish_pending = false;       ///< waiting for evicted dependents
+  bool computed = false;             ///< has been resident at least once
+  bool evict_on_unlock = false;      ///< released while locked (eager)
+  bool dead = false;                 ///< recycled: on the graph's free list
 };
 
 /// Owner of all graph records; ids index the vectors. Dead ids are reused
