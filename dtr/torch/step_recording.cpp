@@ -1,8 +1,6 @@
 #include "dtr/torch/step_recording.h"
 
-#include <vector>
-
-#include "dtr/trace/trace_reader.h"
+#include <utility>
 
 namespace dtr::pt {
 
@@ -11,7 +9,7 @@ constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
 constexpr std::uint64_t kFnvPrime = 1099511628211ull;
 }  // namespace
 
-StepRecording::StepRecording() : writer_(text_) {
+StepRecording::StepRecording() {
   restart(false);
 }
 
@@ -19,11 +17,20 @@ void StepRecording::restart(bool write) {
   hash_ = kFnvOffset;
   calls_ = 0;
   writing_ = write;
-  text_.str({});
-  text_.clear();
-  names_.clear();
-  next_name_ = 0;
-  if (writing_) writer_.annotate("START");
+  in_backward_ = false;
+  program_ = trace::Program{};
+  program_.source = "auto step";
+  released_.clear();
+  if (++epoch_ == 0) {  // wrapped: no stale stamp may match again
+    std::fill(stamp_.begin(), stamp_.end(), 0u);
+    epoch_ = 1;
+  }
+}
+
+void StepRecording::stop_writing() {
+  writing_ = false;
+  program_ = trace::Program{};
+  released_ = {};
 }
 
 void StepRecording::mix(std::uint64_t v) {
@@ -37,24 +44,52 @@ void StepRecording::mix(const std::string& s) {
   mix(s.size());
 }
 
-const std::string& StepRecording::define(TensorId id) {
-  std::string& name = names_[id];
-  name = "v" + std::to_string(next_name_++);
-  return name;
+trace::ValueId StepRecording::define(TensorId id) {
+  if (id >= stamp_.size()) {
+    stamp_.resize(id + 1, 0u);
+    value_of_.resize(id + 1);
+  }
+  const trace::ValueId v = program_.value_count++;
+  released_.push_back(false);
+  value_of_[id] = v;
+  stamp_[id] = epoch_;
+  return v;
 }
 
-const std::string& StepRecording::use(const Graph& g, TensorId id) {
-  auto it = names_.find(id);
-  if (it != names_.end()) return it->second;
+// As the trace reader's add_op: consecutive output values, the backward
+// flag from the first "*backward*" op on, a compute step.
+void StepRecording::add_op(trace::ProgramOp op) {
+  if (op.name.find("backward") != std::string::npos) in_backward_ = true;
+  op.first_output = program_.value_count;
+  op.backward = in_backward_;
+  program_.total_cost_ns += op.cost_ns;
+  program_.steps.push_back({trace::StepKind::kCompute,
+                            static_cast<std::uint32_t>(program_.ops.size())});
+  program_.ops.push_back(std::move(op));
+}
+
+trace::ValueId StepRecording::use(const Graph& g, TensorId id) {
+  if (mapped(id)) return value_of_[id];
   // Made before this step: to the simulator, memory it cannot free.
-  const std::string& name = define(id);
-  writer_.constant(name, g.storage(g.tensor(id).storage).bytes);
-  return name;
+  trace::ProgramOp op;
+  op.name = "constant";
+  op.constant = true;
+  op.outputs.push_back({g.storage(g.tensor(id).storage).bytes, -1});
+  add_op(std::move(op));
+  ++program_.constant_count;
+  return define(id);
 }
 
 void StepRecording::constant(TensorId id, std::int64_t bytes) {
   mix(static_cast<std::uint64_t>(bytes));
-  if (writing_) writer_.constant(define(id), bytes);
+  if (!writing_) return;
+  trace::ProgramOp op;
+  op.name = "constant";
+  op.constant = true;
+  op.outputs.push_back({bytes, -1});
+  add_op(std::move(op));
+  ++program_.constant_count;
+  define(id);
 }
 
 void StepRecording::call(const Graph& g, const std::string& op,
@@ -70,31 +105,39 @@ void StepRecording::call(const Graph& g, const std::string& op,
     mix(static_cast<std::uint64_t>(s.alias_of));
   }
   if (!writing_) return;
-  std::vector<std::string> args;
-  args.reserve(inputs.size());
-  for (TensorId in : inputs) args.push_back(use(g, in));
-  std::vector<trace::TraceWriter::Result> results;
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    std::int64_t bytes = specs[i].bytes;
-    if (specs[i].alias_of >= 0) {  // the format wants the storage's size
-      bytes = g.storage(g.tensor(inputs[specs[i].alias_of]).storage).bytes;
-    }
-    results.push_back({define(outputs[i]), bytes, specs[i].alias_of});
+  if (calls_ > kMaxWrittenCalls) {
+    stop_writing();
+    return;
   }
-  writer_.call(op, args, results, cost_ns);
+  trace::ProgramOp p;
+  p.name = op;
+  p.cost_ns = cost_ns;
+  p.inputs.reserve(inputs.size());
+  for (TensorId in : inputs) p.inputs.push_back(use(g, in));
+  p.outputs.reserve(outputs.size());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const int alias = specs[i].alias_of;
+    p.outputs.push_back({alias >= 0 ? 0 : specs[i].bytes, alias});
+  }
+  add_op(std::move(p));
+  for (TensorId out : outputs) define(out);
 }
 
 void StepRecording::release(TensorId id) {
-  if (!writing_) return;
-  auto it = names_.find(id);
-  if (it == names_.end()) return;  // made before the step: not ours to drop
-  writer_.release(it->second);
-  names_.erase(it);
+  if (!writing_ || !mapped(id)) return;  // made before the step: not ours
+  const trace::ValueId v = value_of_[id];
+  program_.steps.push_back({trace::StepKind::kRelease, v});
+  released_[v] = true;
+  stamp_[id] = 0;
 }
 
 trace::Program StepRecording::program() const {
-  std::istringstream in(text_.str());
-  return trace::read_trace(in, "auto step");
+  trace::Program p = program_;
+  // The output condition: every value still referenced stays resident.
+  for (trace::ValueId v = 0; v < p.value_count; ++v) {
+    if (!released_[v]) p.steps.push_back({trace::StepKind::kPin, v});
+  }
+  return p;
 }
 
 }  // namespace dtr::pt

@@ -1,8 +1,7 @@
 #pragma once
 /// One training step's operator calls, as `auto` needs them
 /// (auto_heuristic.h): a signature of the step's graph shape, always, and
-/// on request the step itself in the paper's trace format (the writer behind
-/// dtr.record), ready for the simulator.
+/// on request the step itself as a program for the simulator.
 ///
 /// Note [Step signatures]
 /// The signature hashes, in call order, each op's name, its number of
@@ -12,26 +11,36 @@
 /// or batch has another. It costs one hash update per call, which is all a
 /// step with a known signature pays.
 ///
-/// Values made before the step (a carried state, a held value) are written
-/// as constants of their storage's size at their first use. Tensor ids are
-/// renamed at every definition, since the runtime reuses forgotten ids.
+/// Note [Written steps]
+/// A written step is built as a trace::Program directly, the program that
+/// reading the step's trace (the paper's format, as dtr.record writes it)
+/// would give: values made before the step (a carried state, a held value)
+/// appear as constants of their storage's size at their first use, tensor
+/// ids get a new value at every definition (the runtime reuses forgotten
+/// ids), and values still referenced at the end are pinned in value order.
+/// Writing the JSON text and parsing it back cost ~10 us per call, ten
+/// times the kernel's own cost, on every call of a written step
+/// (docs/benchmarks.md); tests/torch/step_recording_test.cpp checks the
+/// direct program against the text's. A step longer than kMaxWrittenCalls
+/// (a program with no step boundaries grows one step forever) stops being
+/// written: its memory is freed and auto makes no decision on it.
 #include <cstdint>
 #include <span>
-#include <sstream>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "dtr/core/graph.h"
 #include "dtr/core/runtime.h"
 #include "dtr/trace/program.h"
-#include "dtr/trace/trace_writer.h"
 
 namespace dtr::pt {
 
 class StepRecording {
  public:
+  static constexpr std::uint64_t kMaxWrittenCalls = std::uint64_t{1} << 18;
+
   StepRecording();
-  /// Starts a new step: signature reset; writes the step's text if `write`.
+  /// Starts a new step: signature reset; writes the step if `write`.
   void restart(bool write);
   bool writing() const { return writing_; }
 
@@ -45,23 +54,30 @@ class StepRecording {
 
   std::uint64_t signature() const { return hash_; }
   std::uint64_t calls() const { return calls_; }
-  /// The written step as a Program (only if writing()); throws TraceError
-  /// if the text does not read back, which would be a bug here.
+  /// The written step as a Program (only if writing()).
   trace::Program program() const;
 
  private:
   void mix(std::uint64_t v);
   void mix(const std::string& s);
-  const std::string& define(TensorId id);
-  const std::string& use(const Graph& g, TensorId id);
+  trace::ValueId define(TensorId id);
+  trace::ValueId use(const Graph& g, TensorId id);
+  bool mapped(TensorId id) const {
+    return id < stamp_.size() && stamp_[id] == epoch_;
+  }
+  void add_op(trace::ProgramOp op);
+  void stop_writing();
 
   std::uint64_t hash_ = 0;
   std::uint64_t calls_ = 0;
   bool writing_ = false;
-  std::ostringstream text_;
-  trace::TraceWriter writer_;
-  std::unordered_map<TensorId, std::string> names_;
-  std::uint64_t next_name_ = 0;
+  bool in_backward_ = false;
+  trace::Program program_;
+  // Per tensor id: its value in this step, valid iff stamp_[id] == epoch_.
+  std::vector<trace::ValueId> value_of_;
+  std::vector<std::uint32_t> stamp_;
+  std::uint32_t epoch_ = 1;
+  std::vector<bool> released_;  // per value
 };
 
 }  // namespace dtr::pt
