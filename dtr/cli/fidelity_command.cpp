@@ -22,6 +22,7 @@ struct FidelityOptions {
   std::string traces = "../shared/traces";
   double tolerance = 0.02;
   std::optional<int> threads;  ///< unset: every core
+  int repeats = 1;
   std::string markdown;
   std::string speed_markdown;
 };
@@ -29,8 +30,10 @@ struct FidelityOptions {
 void run(const FidelityOptions& o) {
   int threads = o.threads.value_or(sim::default_threads());
   auto rows = report::read_reference_csv(o.reference);
-  auto cells = report::run_fidelity(rows, o.traces, o.tolerance, threads);
-  const report::FidelitySource source{o.reference, o.traces, o.tolerance};
+  auto cells =
+      report::run_fidelity(rows, o.traces, o.tolerance, threads, o.repeats);
+  const report::FidelitySource source{o.reference, o.traces, o.tolerance,
+                                      o.repeats};
   std::string fid = report::fidelity_markdown(cells, source);
   std::string speed = report::speed_markdown(cells, source, threads);
   if (!o.markdown.empty()) trace::write_output(o.markdown, fid);
@@ -56,6 +59,10 @@ void add_fidelity_command(CLI::App& app) {
       ->check(real_in(0, std::numeric_limits<double>::max()));
   sub->add_option("--threads", o->threads, "worker threads (default: cores)")
       ->transform(integer_in(1, kMaxThreads));
+  sub->add_option("--repeats", o->repeats,
+                  "simulate each cell N times and keep the fastest run for "
+                  "the speed figures (default 1)")
+      ->transform(integer_in(1, 1000));
   sub->add_option("--markdown", o->markdown, "write the fidelity table here");
   sub->add_option("--speed-markdown", o->speed_markdown,
                   "write the speed table here");

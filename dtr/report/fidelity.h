@@ -37,9 +37,11 @@ struct FidelityCell {
 
 /// Runs each reference row's configuration on the trace found in
 /// `trace_dir` (rows with status timeout are compared on outcome only if we
-/// finish). Uses `threads` worker threads.
+/// finish). Uses `threads` worker threads. Each cell is simulated `repeats`
+/// times and the fastest run kept (the outcome never changes).
 std::vector<FidelityCell> run_fidelity(const std::vector<ReferenceRow>& rows,
                                        const std::string& trace_dir,
-                                       double tolerance, int threads);
+                                       double tolerance, int threads,
+                                       int repeats = 1);
 
 }  // namespace dtr::report

@@ -629,6 +629,21 @@ TEST_F(CliTest, FidelityMarkdownThatCannotBeWrittenIsAnError) {
   expect_write_error(dtr(inputs + " --speed-markdown /dev/full"), "/dev/full");
 }
 
+TEST_F(CliTest, FidelityRepeatsKeepsTheOutcomeAndSaysSo) {
+  write_fidelity_inputs();
+  std::string inputs = "fidelity --reference " +
+                       quote(path("ref.csv").string()) + " --traces " +
+                       quote(path("traces").string());
+  RunResult once = dtr(inputs + " --markdown " + quote(path("1.md").string()));
+  RunResult thrice =
+      dtr(inputs + " --repeats 3 --markdown " + quote(path("3.md").string()) +
+          " --speed-markdown " + quote(path("s.md").string()));
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  ASSERT_EQ(thrice.exit_code, 0) << thrice.err;
+  EXPECT_EQ(slurp(path("1.md")), slurp(path("3.md")));  // same outcomes
+  EXPECT_NE(slurp(path("s.md")).find("simulated 3 times"), std::string::npos);
+}
+
 TEST_F(CliTest, TrainRecordThatCannotBeWrittenIsAnError) {
   if (!have_dev_full()) GTEST_SKIP() << "no /dev/full";
   if (!train_available()) {
@@ -769,6 +784,7 @@ TEST_F(CliTest, SweepRejectsARatioWhoseBudgetOverflows) {
 TEST_F(CliTest, FidelityRejectsNonsenseNumbers) {
   expect_option_error(dtr("fidelity --threads 0"), "--threads", "0");
   expect_option_error(dtr("fidelity --threads -1"), "--threads", "-1");
+  expect_option_error(dtr("fidelity --repeats 0"), "--repeats", "0");
   expect_option_error(dtr("fidelity --tolerance nan"), "--tolerance", "nan");
   expect_option_error(dtr("fidelity --tolerance -0.1"), "--tolerance", "-0.1");
 }

@@ -88,7 +88,16 @@ TEST(FidelityMarkdownTest, SpeedTableTakesMediansPerTraceAndHeuristic) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| dtr | 1000x |"), std::string::npos) << md;
-  EXPECT_NE(md.find("Overall: median speedup 1000x"), std::string::npos) << md;
+  EXPECT_NE(md.find("Overall: median speedup 1000x, minimum 250x, 1 of 3 "
+                    "cells below 300x"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("--repeats"), std::string::npos) << md;
+  FidelitySource repeated = kSource;
+  repeated.repeats = 5;
+  const std::string md5 = speed_markdown(cells, repeated, 2);
+  EXPECT_NE(md5.find("--repeats 5"), std::string::npos) << md5;
+  EXPECT_NE(md5.find("simulated 5 times"), std::string::npos) << md5;
 }
 
 }  // namespace
