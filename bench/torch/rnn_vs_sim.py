@@ -1,10 +1,11 @@
 """nn.LSTM / nn.GRU under DTR next to the simulator's prediction
 (docs/torch.md, "Recurrent modules: runtime next to the simulator").
 
-Trains plain, then under DTR unbudgeted while recording a trace of the
-second step, then at RATIO of the unbudgeted DTR peak; prints whether the
+Trains plain, then under DTR unbudgeted (for its peak), then at RATIO of
+that peak while recording the first budgeted step; prints whether the
 budgeted run is bitwise identical, its wall time over plain, its replays,
-and `dtr sim TRACE --budget-ratio RATIO` on the recorded trace.
+and `dtr sim TRACE --budget-bytes B` on that very step's trace, with the
+same fixed heuristic on both sides (`auto` could pick differently).
 
     PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \\
         /usr/bin/python3 bench/torch/rnn_vs_sim.py lstm 0.75 \\
@@ -63,24 +64,28 @@ def main():
     ap.add_argument("kind", choices=("lstm", "gru"))
     ap.add_argument("ratio", type=float)
     ap.add_argument("--dtr", default="build/dtr/cli/dtr")
+    ap.add_argument("--heuristic", default="dtr")
     a = ap.parse_args()
     torch.set_num_threads(1)
     dtr.set_cost_model("bytes")
+    dtr.set_heuristic(a.heuristic)
     trace = os.path.join(tempfile.mkdtemp(), a.kind + ".log")
     plain = train(a.kind, False)
-    free = train(a.kind, True, record=trace)
+    free = train(a.kind, True)
     budget = int(free[3] * a.ratio)
     try:
-        run = train(a.kind, True, budget)
+        run = train(a.kind, True, budget, record=trace)
         same = run[0] == plain[0] and all(
             torch.equal(p, q) for p, q in zip(run[1], plain[1]))
         print("runtime: budget %d, identical %s, wall %.1fx plain, %d replays"
               % (budget, same, run[2] / plain[2], run[4]))
     except RuntimeError as e:
         print("runtime: budget %d, %s" % (budget, str(e).splitlines()[0]))
-    sim = subprocess.run([a.dtr, "sim", trace, "--budget-ratio", str(a.ratio),
-                          "--heuristic", "dtr", "--thrash-limit", "1000"],
-                         capture_output=True, text=True)
+    if not os.path.exists(trace):
+        return
+    sim = subprocess.run([a.dtr, "sim", trace, "--budget-bytes", str(budget),
+                          "--heuristic", a.heuristic, "--thrash-limit",
+                          "1000"], capture_output=True, text=True)
     print("simulator:", " ".join(sim.stdout.splitlines()[2:6]))
 
 

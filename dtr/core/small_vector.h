@@ -7,7 +7,7 @@
 /// outputs, one consumer entry per input, a storage's tensors. With
 /// std::vector (or a pool-backed pmr vector, as before) each list is a heap
 /// block, and allocating and freeing those blocks was a third of a
-/// simulation's time on the paper's traces (perf, docs/speed.md). Nearly
+/// simulation's time on the paper's traces (perf, docs/benchmarks.md). Nearly
 /// all of these lists are short, so they live inline; a longer list moves
 /// to the heap and, like std::vector, keeps its capacity when cleared, so a
 /// recycled graph record does not allocate again (Note [Graph arena]).
