@@ -12,8 +12,10 @@
 /// to the heap and, like std::vector, keeps its capacity when cleared, so a
 /// recycled graph record does not allocate again (Note [Graph arena]).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <new>
 #include <type_traits>

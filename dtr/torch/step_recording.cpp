@@ -1,5 +1,6 @@
 #include "dtr/torch/step_recording.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace dtr::pt {
