@@ -72,10 +72,15 @@ void StepRecording::add_op(trace::ProgramOp op) {
 trace::ValueId StepRecording::use(const Graph& g, TensorId id) {
   if (mapped(id)) return value_of_[id];
   // Made before this step: to the simulator, memory it cannot free.
+  return add_constant(id, g.storage(g.tensor(id).storage).bytes);
+}
+
+// As the trace reader reads CONSTANT: a nullary op of one new value.
+trace::ValueId StepRecording::add_constant(TensorId id, std::int64_t bytes) {
   trace::ProgramOp op;
   op.name = "constant";
   op.constant = true;
-  op.outputs.push_back({g.storage(g.tensor(id).storage).bytes, -1});
+  op.outputs.push_back({bytes, -1});
   add_op(std::move(op));
   ++program_.constant_count;
   return define(id);
@@ -83,14 +88,7 @@ trace::ValueId StepRecording::use(const Graph& g, TensorId id) {
 
 void StepRecording::constant(TensorId id, std::int64_t bytes) {
   mix(static_cast<std::uint64_t>(bytes));
-  if (!writing_) return;
-  trace::ProgramOp op;
-  op.name = "constant";
-  op.constant = true;
-  op.outputs.push_back({bytes, -1});
-  add_op(std::move(op));
-  ++program_.constant_count;
-  define(id);
+  if (writing_) add_constant(id, bytes);
 }
 
 void StepRecording::call(const Graph& g, const std::string& op,

@@ -66,6 +66,7 @@ class StepRecording {
     return id < stamp_.size() && stamp_[id] == epoch_;
   }
   void add_op(trace::ProgramOp op);
+  trace::ValueId add_constant(TensorId id, std::int64_t bytes);
   void stop_writing();
 
   std::uint64_t hash_ = 0;
