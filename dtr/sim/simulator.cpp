@@ -3,10 +3,12 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "dtr/core/error.h"
 #include "dtr/core/runtime.h"
 #include "dtr/sim/auto_choice.h"
+#include "dtr/sim/dead_values.h"
 
 namespace dtr::sim {
 
@@ -53,12 +55,16 @@ void unpin_held(Runtime& rt, TensorId t) {
   if (!parent_freed) rt.unpin(t);
 }
 
-// Replays every step of `program` on `rt`.
-void replay(const trace::Program& program, Runtime& rt) {
+// Replays every step of `program` on `rt`; `forget`: forget dead values
+// as the runtime that recorded it did (Note [Forgetting dead values]).
+void replay(const trace::Program& program, Runtime& rt, bool forget) {
   rt.reserve(program.ops.size(), program.value_count);
   std::vector<TensorId> tensor_of(program.value_count, kNoId);
+  std::optional<DeadValues> dead;
+  if (forget) dead.emplace(program, rt, tensor_of);
   std::vector<TensorId> inputs;
   std::size_t next_start = 0;  // into program.step_starts
+  std::size_t next_cut = 0;    // into program.lineage_cuts
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const trace::Step& step = program.steps[i];
     if (next_start < program.step_starts.size() &&
@@ -66,29 +72,38 @@ void replay(const trace::Program& program, Runtime& rt) {
       rt.begin_step();
       ++next_start;
     }
+    if (next_cut < program.lineage_cuts.size() &&
+        program.lineage_cuts[next_cut] == i) {
+      if (dead) dead->on_lineage_cut();
+      ++next_cut;
+    }
     switch (step.kind) {
       case trace::StepKind::kCompute: {
         const trace::ProgramOp& op = program.ops[step.index];
         if (op.constant) {
           tensor_of[op.first_output] = rt.add_constant(op.outputs[0].bytes);
-          break;
+        } else {
+          inputs.clear();
+          for (trace::ValueId v : op.inputs) inputs.push_back(tensor_of[v]);
+          auto out = rt.call(op.name, inputs, op.outputs, op.cost_ns);
+          for (std::size_t k = 0; k < out.size(); ++k) {
+            tensor_of[op.first_output + k] = out[k];
+          }
         }
-        inputs.clear();
-        for (trace::ValueId v : op.inputs) inputs.push_back(tensor_of[v]);
-        auto out = rt.call(op.name, inputs, op.outputs, op.cost_ns);
-        for (std::size_t i = 0; i < out.size(); ++i) {
-          tensor_of[op.first_output + i] = out[i];
-        }
+        if (dead) dead->on_compute(step.index);
         break;
       }
       case trace::StepKind::kRetain:
         rt.retain(tensor_of[step.index]);
+        if (dead) dead->on_retain(step.index);
         break;
       case trace::StepKind::kRelease:
         rt.release(tensor_of[step.index]);
+        if (dead) dead->on_release(step.index);
         break;
       case trace::StepKind::kPin:
         rt.pin(tensor_of[step.index]);
+        if (dead) dead->on_pin(step.index);
         break;
       case trace::StepKind::kUnpin:
         unpin_held(rt, tensor_of[step.index]);
@@ -106,7 +121,7 @@ Baseline compute_baseline(const trace::Program& program) {
   RuntimeOptions options;
   options.policy = DeallocPolicy::kBanish;
   Runtime rt(options, make_heuristic("lru"));
-  replay(program, rt);
+  replay(program, rt, /*forget=*/false);
   const RuntimeStats& s = rt.stats();
   DTR_ASSERT(s.remat_compute_ns == 0, "the unbounded run rematerialized");
   return Baseline{s.peak_bytes, s.model_compute_ns, s.constant_bytes,
@@ -161,7 +176,7 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
 
   auto start = std::chrono::steady_clock::now();
   try {
-    replay(program, rt);
+    replay(program, rt, program.forgets_dead);
   } catch (const OutOfMemory& e) {
     r.status = SimStatus::kOom;
     r.message = e.what();
@@ -185,6 +200,7 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.eager_evictions = s.eager_evictions;
   r.banishments = s.banishments;
   r.remats = s.remat_ops;
+  r.forgotten_storages = s.forgotten_storages;
   r.metadata_accesses = rt.heuristic().accesses();
   r.choose_wall_ns = s.choose_wall_ns;
   r.final_clock_ns = s.clock_ns;

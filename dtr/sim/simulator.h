@@ -69,6 +69,8 @@ struct SimResult {
   std::uint64_t eager_evictions = 0;
   std::uint64_t banishments = 0;
   std::uint64_t remats = 0;  ///< operator replays
+  /// Storages freed for good as dead (Program::forgets_dead).
+  std::uint64_t forgotten_storages = 0;
   std::uint64_t metadata_accesses = 0;
   std::uint64_t eviction_searches = 0;  ///< calls into Heuristic::choose
   StagingStats staging;                 ///< with SimConfig::stage or plans

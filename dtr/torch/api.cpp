@@ -102,6 +102,8 @@ namespace dtr::pt {
 TraceRecording::TraceRecording(std::ostream& out)
     : recorder_(std::make_unique<TraceRecorder>(out)) {
   recorder_->annotate("START");
+  // The runtime forgets dead values; so must the simulator replaying this.
+  recorder_->annotate("FORGETS_DEAD");
   Context::get().set_recorder(recorder_.get());
 }
 

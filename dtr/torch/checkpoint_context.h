@@ -228,6 +228,8 @@ class Context final : public Executor {
   void mark_visible(Cell& cell, at::Tensor buffer);
   void unmark_visible(const Cell& cell);
   void flush();
+  /// Note [Values made before recording]
+  void record_values_made_before();
   void evict_if_unreferenced(TensorId id);
   void note_peak();
   /// Bytes of the storages of held cells (unevictable); O(cells).

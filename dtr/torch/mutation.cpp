@@ -298,9 +298,13 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
     }
   }
   std::vector<std::shared_ptr<Cell>> live;
+  bool others = false;  // another thread's values keep their lineage
   for (TensorId id = 0; id < cells_.size(); ++id) {
     auto c = live_cell(id);
-    if (c && mine(*c)) live.push_back(std::move(c));
+    if (c && mine(*c))
+      live.push_back(std::move(c));
+    else if (c)
+      others = true;
   }
   for (auto& c : live) {
     if ((c->handles > 0 || read_elsewhere.count(c.get())) && !c->held) {
@@ -318,6 +322,9 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   }
   for (auto& c : live) c->remat.reset();
   live.clear();
+  // The trace cannot say whose lineage a cut ends: only a cut of every
+  // live value's is written.
+  if (recorder_ != nullptr && !others) recorder_->annotate("LINEAGE_CUT");
 }
 
 // Note [Escapes]

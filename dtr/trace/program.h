@@ -45,6 +45,14 @@ struct Program {
   /// Indices into `steps` where a training step begins (ANNOTATE STEP),
   /// increasing and distinct; empty for a trace without step marks.
   std::vector<std::size_t> step_starts;
+  /// Recorded by the LibTorch layer (ANNOTATE FORGETS_DEAD): the runtime
+  /// that ran it forgot every dead value (Note [Forgetting dead values],
+  /// dtr/sim/dead_values.h), and the simulator does the same.
+  bool forgets_dead = false;
+  /// Indices into `steps` before which a lineage cut happened (ANNOTATE
+  /// LINEAGE_CUT), increasing and distinct: from there on no value can be
+  /// recomputed, so values only lineage kept are dead.
+  std::vector<std::size_t> lineage_cuts;
   /// Operators the trace performs (CALL + MUTATE + CONSTANT), the unit of
   /// the simulator's speed figure (ops/second), as in the reference.
   std::size_t trace_ops() const { return ops.size(); }

@@ -202,6 +202,13 @@ class Reader {
     }
   }
 
+  void mark_cut() {
+    auto& cuts = program_.lineage_cuts;
+    if (cuts.empty() || cuts.back() != program_.steps.size()) {
+      cuts.push_back(program_.steps.size());
+    }
+  }
+
   void add_ref(ValueId v) {
     ++refs_[v];
     program_.steps.push_back({StepKind::kRetain, v});
@@ -339,6 +346,8 @@ class Reader {
       const std::string what = get_string(index, j, "ANNOTATION");
       if (what == "BACKWARD") in_backward_ = true;
       if (what == "STEP") mark_step();
+      if (what == "FORGETS_DEAD") program_.forgets_dead = true;
+      if (what == "LINEAGE_CUT") mark_cut();
     } else if (instr == "PIN") {
       ValueId v = value_of(index, get_string(index, j, "NAME"), "PIN target");
       program_.steps.push_back({StepKind::kPin, v});
