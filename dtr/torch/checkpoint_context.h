@@ -308,6 +308,7 @@ class Context final : public Executor {
   std::vector<StepListener> step_listeners_;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   std::int64_t moved_bytes_ = 0;  // Note [Room for moved writes]
+  std::int64_t room_ns_ = 0;      // Note [Op costs exclude making room]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
   std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>

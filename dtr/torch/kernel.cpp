@@ -257,11 +257,13 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   } reserve{moved_bytes_};
   moved_bytes_ = reserve_moved(args, plan);
   const std::int64_t start = now_ns();
+  const std::int64_t room_before = room_ns_;
   {
     at::AutoDispatchBelowADInplaceOrView below;
     op.callBoxed(stack);
   }
-  out.elapsed_ns = now_ns() - start;
+  // Note [Op costs exclude making room]
+  out.elapsed_ns = now_ns() - start - (room_ns_ - room_before);
   out.results.assign(std::make_move_iterator(stack->end() - n_returns),
                      std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n_returns, stack->end());
