@@ -1,17 +1,20 @@
 """nn.LSTM / nn.GRU under DTR next to the simulator's prediction
 (docs/torch.md, "Recurrent modules: runtime next to the simulator").
 
-Trains plain, then under DTR unbudgeted (for its peak), then at RATIO of
-that peak while recording the first budgeted step; prints whether the
-budgeted run is bitwise identical, its wall time over plain, its replays,
-and `dtr sim TRACE --budget-bytes B` on that very step's trace, with the
-same fixed heuristic on both sides (`auto` could pick differently).
+Trains plain, then under DTR unbudgeted (for its peak, recording step 1
+whole), then at RATIO of that peak from step 1 on while recording step 1;
+prints whether the budgeted run is bitwise identical, step 1's wall time
+next to plain and unbudgeted DTR with its replays and time spent choosing
+victims, and `dtr sim TRACE --budget-bytes B` on that very step's trace
+(the unbudgeted run's, if the budgeted run stopped), with the same fixed
+heuristic and cost model on both sides (`auto` could pick differently).
 
     PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \\
         /usr/bin/python3 bench/torch/rnn_vs_sim.py lstm 0.75 \\
-        [--dtr build/dtr/cli/dtr]
+        [--dtr build/dtr/cli/dtr] [--heuristic dtr] [--cost-model bytes]
 """
 import argparse
+import collections
 import os
 import subprocess
 import tempfile
@@ -20,6 +23,11 @@ import time
 import torch
 
 import dtr
+
+RECORDED = 1  # the step recorded, the first budgeted one
+Run = collections.namedtuple(
+    "Run", "losses params wall peak replays step_wall step_replays "
+           "step_choose_ns")
 
 
 def train(kind, use_dtr, budget=None, record=None):
@@ -34,29 +42,37 @@ def train(kind, use_dtr, budget=None, record=None):
     data = [(torch.randn(24, 64, 16, generator=gen),
              torch.randint(0, 10, (64,), generator=gen)) for _ in range(3)]
     dtr.reset_peak()
-    before = dtr.stats()
-    losses, start = [], time.perf_counter()
+    first = dtr.stats()
+    losses, start, step = [], time.perf_counter(), {}
     try:
         for i, (x, y) in enumerate(data):
-            if use_dtr and i == 1 and budget:
+            if use_dtr and i == RECORDED and budget:
                 dtr.set_budget(budget)
-            rec = dtr.record(record) if record and i == 1 else None
+            rec = dtr.record(record) if record and i == RECORDED else None
             if rec:
                 rec.__enter__()
+            before, began = dtr.stats(), time.perf_counter()
             opt.zero_grad()
             out, _ = rnn(x)
             loss = torch.nn.functional.cross_entropy(head(out[-1]), y)
             loss.backward()
             opt.step()
+            if i == RECORDED:
+                s = dtr.stats()
+                step = dict(step_wall=time.perf_counter() - began,
+                            step_replays=s["remat_ops"] - before["remat_ops"],
+                            step_choose_ns=s["choose_wall_ns"] -
+                            before["choose_wall_ns"])
             if rec:
                 rec.__exit__(None, None, None)
             losses.append(loss.item())
     finally:
         dtr.set_budget(dtr.UNLIMITED)
     wall = time.perf_counter() - start
-    after = dtr.stats()
-    return (losses, [p.detach().clone() for p in params], wall,
-            after["dtr_peak_bytes"], after["remat_ops"] - before["remat_ops"])
+    last = dtr.stats()
+    return Run(losses, [p.detach().clone() for p in params], wall,
+               last["dtr_peak_bytes"],
+               last["remat_ops"] - first["remat_ops"], **step)
 
 
 def main():
@@ -65,24 +81,40 @@ def main():
     ap.add_argument("ratio", type=float)
     ap.add_argument("--dtr", default="build/dtr/cli/dtr")
     ap.add_argument("--heuristic", default="dtr")
+    # Measured op times make the simulator's overhead a time ratio, as the
+    # wall slowdown is; "bytes" makes both sides' choices deterministic.
+    ap.add_argument("--cost-model", default="measured",
+                    choices=("measured", "bytes"))
     a = ap.parse_args()
     torch.set_num_threads(1)
-    dtr.set_cost_model("bytes")
+    dtr.set_cost_model(a.cost_model)
     dtr.set_heuristic(a.heuristic)
-    trace = os.path.join(tempfile.mkdtemp(), a.kind + ".log")
+    folder = tempfile.mkdtemp()
+    trace = os.path.join(folder, a.kind + ".log")
+    whole = os.path.join(folder, a.kind + "-unbudgeted.log")
     plain = train(a.kind, False)
-    free = train(a.kind, True)
-    budget = int(free[3] * a.ratio)
+    free = train(a.kind, True, record=whole)
+    budget = int(free.peak * a.ratio)
     try:
         run = train(a.kind, True, budget, record=trace)
-        same = run[0] == plain[0] and all(
-            torch.equal(p, q) for p, q in zip(run[1], plain[1]))
-        print("runtime: budget %d, identical %s, wall %.1fx plain, %d replays"
-              % (budget, same, run[2] / plain[2], run[4]))
+        same = run.losses == plain.losses and all(
+            torch.equal(p, q) for p, q in zip(run.params, plain.params))
+        print("runtime: budget %d, identical %s, wall %.2fx plain (DTR "
+              "unbudgeted %.2fx), %d replays in %d steps"
+              % (budget, same, run.wall / plain.wall, free.wall / plain.wall,
+                 run.replays, len(run.losses)))
+        print("recorded step: %.1f ms plain, %.1f ms DTR unbudgeted, %.1f ms "
+              "budgeted (%.2fx plain, of it %.1f ms choosing victims), "
+              "%d replays" % (plain.step_wall * 1e3, free.step_wall * 1e3,
+                              run.step_wall * 1e3,
+                              run.step_wall / plain.step_wall,
+                              run.step_choose_ns / 1e6, run.step_replays))
     except RuntimeError as e:
         print("runtime: budget %d, %s" % (budget, str(e).splitlines()[0]))
-    if not os.path.exists(trace):
-        return
+        # The budgeted trace stops where the runtime did: simulate the
+        # same step recorded whole in the unbudgeted run instead.
+        print("(simulating the step as the unbudgeted run recorded it)")
+        trace = whole
     sim = subprocess.run([a.dtr, "sim", trace, "--budget-bytes", str(budget),
                           "--heuristic", a.heuristic, "--thrash-limit",
                           "1000"], capture_output=True, text=True)

@@ -5,17 +5,17 @@
 // Tolerance, and why: the trace holds every operator call the kernel saw,
 // with the output sizes and costs it used (the byte cost model, so both
 // sides score candidates identically), and the values the runtime holds
-// (PIN/UNPIN, Note [Holds in the trace]). Both sides then run the same
-// core runtime with the same protocol (begin_call locks like a frame;
-// moved writes make room first, Note [Room for moved writes]), so
-// heuristic evictions and replays agree within 1% (+2); measured: equal
-// for ResNet-32, TreeLSTM and the Transformer, one eviction of 179 (MLP)
-// and of 2 020 (LSTM) apart. (One known cause: a value held at the final
-// lineage cut whose inputs were freed stays pinned in the simulator.)
+// (PIN/UNPIN, Note [Holds in the trace]), and the simulator forgets dead
+// values as the runtime does (Note [Forgetting dead values]). Both sides
+// then run the same core runtime with the same protocol (begin_call locks
+// like a frame; moved writes make room first, Note [Room for moved
+// writes]), so heuristic evictions and replays agree within 1% (+2);
+// measured: equal for the MLP, ResNet-32, TreeLSTM and the Transformer,
+// one eviction of 2 020 apart for the LSTM.
 // Where kernels allocate temporaries the allocator hook makes room for
 // them too and the trace has only outputs; the runtime's peak is then
 // above the simulator's and it evicts more. Measured (evictions, replays
-// runtime / sim): DenseNet 33/24, 40/36 (2 KB of temporaries at the
+// runtime / sim): DenseNet 32/24, 37/35 (2 KB of temporaries at the
 // peak), so 30% (+5); UNet 35/16, 38/21 (84 KB at batch 2, 149 KB at
 // batch 4: the gap grows with the batch, as temporaries do; suspected,
 // not proven to be the only cause), so 100% (+5) -- a check that the
