@@ -58,6 +58,7 @@ class DtrEqHeuristic final : public IndexedHeuristic {
   std::int64_t neighbourhood_cost(const Graph& g, StorageId s);
   std::int64_t cost_of(const Graph& g, StorageId s) override;
   StorageId scan(const ChooseContext& ctx) override;
+  bool drops_index_on_churn() const override { return true; }
   /// Note [Class watchers]: class `root` changed.
   void notify_watchers(std::uint32_t root);
   void mark_neighbours_dirty(const Graph& g, StorageId s);

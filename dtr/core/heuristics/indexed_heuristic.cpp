@@ -9,6 +9,10 @@ StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
       choice_mode() == ChoiceMode::kScan) {
     return scan(ctx);
   }
+  if (scan_pays(ctx)) {
+    ++scanned_searches_;
+    return scan(ctx);
+  }
   StorageId victim = choose_indexed(ctx);
   if (choice_mode() == ChoiceMode::kCheck) {
     StorageId reference = scan(ctx);
@@ -20,6 +24,25 @@ StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
                ") at clock ", ctx.now);
   }
   return victim;
+}
+
+// Note [Index or scan]
+bool IndexedHeuristic::scan_pays(const ChooseContext& ctx) {
+  if (!built_) {
+    if (scans_before_rebuild_ == 0) return false;  // rebuild now
+    --scans_before_rebuild_;
+    return true;
+  }
+  if (!drops_index_on_churn() ||
+      dirty_.size() * kScanRatio <= ctx.pool.size()) {
+    churned_searches_ = 0;
+    return false;
+  }
+  if (++churned_searches_ < kChurnedSearches) return false;
+  churned_searches_ = 0;
+  invalidate();  // dropped: no bookkeeping until it is rebuilt
+  scans_before_rebuild_ = kScanRatio;
+  return true;
 }
 
 void IndexedHeuristic::mark_dirty(StorageId s) {

@@ -12,6 +12,25 @@
 /// the clock is known, each once however many events touched it. A
 /// derived heuristic must mark every pooled storage whose cost may have
 /// changed; the checking mode (ChoiceMode::kCheck) catches any it misses.
+///
+/// Note [Index or scan]
+/// Recomputing a dirty entry costs far more than scoring a candidate in a
+/// scan: the same cost, plus the index update (buckets, tournament path).
+/// When events dirty a large share of a small pool between searches --
+/// every eviction or replay along a long evicted chain changes the cost of
+/// every candidate next to it -- keeping the index costs more than
+/// scanning: "dtr-eq" on nn.GRU's trace, 219 us per search indexed against
+/// 14 us scanning, 177 candidates. So, ski-rental style, for a heuristic
+/// that opts in (drops_index_on_churn): kChurnedSearches searches in a row
+/// that each find more than pool size / kScanRatio entries dirty drop the
+/// index (no bookkeeping until it is rebuilt) and scan; after kScanRatio
+/// scans, about what one rebuild costs, the next search rebuilds it. A pool
+/// that dirties little keeps its index (the 10^5-candidate benchmarks
+/// never drop it). Measured (docs/benchmarks.md, "Index or scan"): faster
+/// for "dtr-eq" on every cell tried, 1.3-8x; slower for "dtr" (its
+/// rebuild recomputes every region) and mixed for "dtr-local" and "msps",
+/// which keep the index. Both ways choose the scan's victim; kCheck
+/// compares every indexed choice with the scan, rebuilt indexes included.
 #include <vector>
 
 #include "dtr/core/heuristic.h"
@@ -54,16 +73,34 @@ class IndexedHeuristic : public Heuristic {
   bool indexing() const { return built_; }
   /// See Note [Dirty costs]. A no-op while the index does not exist.
   void mark_dirty(StorageId s);
+  /// Note [Index or scan]: whether churn drops the index.
+  virtual bool drops_index_on_churn() const { return false; }
+
+ public:
+  /// Note [Index or scan]: the dirty share above which a search counts as
+  /// churned, and the number of scans before the index is rebuilt; the
+  /// churned searches in a row that drop it.
+  static constexpr std::size_t kScanRatio = 25;
+  static constexpr std::size_t kChurnedSearches = 4;
+  /// Searches that scanned because the index was dropped (for tests).
+  std::uint64_t scanned_searches() const { return scanned_searches_; }
+
+ protected:
   /// Rebuilds the index from the pool at the next search.
   void invalidate() { built_ = false; }
 
  private:
   StorageId choose_indexed(const ChooseContext& ctx);
+  bool scan_pays(const ChooseContext& ctx);
   void build(const ChooseContext& ctx);
 
   ScoreIndex index_;
   std::vector<StorageId> dirty_;
   std::vector<bool> is_dirty_;  // per storage
+  // Note [Index or scan]: scans left before the index is rebuilt.
+  std::size_t scans_before_rebuild_ = 0;
+  std::size_t churned_searches_ = 0;  // in a row
+  std::uint64_t scanned_searches_ = 0;
   bool built_ = false;
   bool timeless_;
 };
