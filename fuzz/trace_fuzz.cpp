@@ -8,12 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/sim/dead_values.h"
 #include "dtr/sim/simulator.h"
 #include "dtr/trace/trace_reader.h"
 #include "invariants.h"
@@ -51,9 +53,19 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
   o.remat_limit_ns = b.compute_ns;  // thrash limit 2.0, as simulate()'s
   Runtime rt(o, make_heuristic(c.heuristic));
   std::vector<TensorId> tensor_of(p.value_count, kNoId);
+  // As the simulator: forget dead values on a trace marked FORGETS_DEAD.
+  std::optional<sim::DeadValues> dead;
+  if (p.forgets_dead) dead.emplace(p, rt, tensor_of);
+  std::size_t next_cut = 0;
   auto check = [&] { check_step(rt, budget); };
   try {
-    for (const trace::Step& step : p.steps) {
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+      const trace::Step& step = p.steps[i];
+      if (next_cut < p.lineage_cuts.size() && p.lineage_cuts[next_cut] == i) {
+        if (dead) dead->on_lineage_cut();
+        ++next_cut;
+        check();
+      }
       const TensorId t = step.kind == trace::StepKind::kCompute
                              ? kNoId
                              : tensor_of[step.index];
@@ -62,24 +74,28 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
           const trace::ProgramOp& op = p.ops[step.index];
           if (op.constant) {
             tensor_of[op.first_output] = rt.add_constant(op.outputs[0].bytes);
-            break;
+          } else {
+            std::vector<TensorId> in;
+            for (trace::ValueId v : op.inputs) in.push_back(tensor_of[v]);
+            auto out = rt.call(op.name, in, op.outputs, op.cost_ns);
+            for (std::size_t k = 0; k < out.size(); ++k) {
+              tensor_of[op.first_output + k] = out[k];
+            }
           }
-          std::vector<TensorId> in;
-          for (trace::ValueId v : op.inputs) in.push_back(tensor_of[v]);
-          auto out = rt.call(op.name, in, op.outputs, op.cost_ns);
-          for (std::size_t i = 0; i < out.size(); ++i) {
-            tensor_of[op.first_output + i] = out[i];
-          }
+          if (dead) dead->on_compute(step.index);
           break;
         }
         case trace::StepKind::kRetain:
           rt.retain(t);
+          if (dead) dead->on_retain(step.index);
           break;
         case trace::StepKind::kRelease:
           rt.release(t);
+          if (dead) dead->on_release(step.index);
           break;
         case trace::StepKind::kPin:
           rt.pin(t);
+          if (dead) dead->on_pin(step.index);
           break;
         case trace::StepKind::kUnpin: {
           // As the simulator does: what nothing can recompute stays pinned.
