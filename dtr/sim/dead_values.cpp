@@ -76,7 +76,6 @@ void DeadValues::drain() {
       // locked between the simulator's steps.
       if (rt_.graph().storage(rt_.graph().tensor(t).storage).locks == 0) {
         rt_.forget(t);
-        ++forgotten_;
       }
     }
     let_go_of_lineage(v);

@@ -41,9 +41,6 @@ class DeadValues {
   void on_pin(trace::ValueId v);
   void on_lineage_cut();
 
-  /// Values forgotten so far (for tests).
-  std::uint64_t forgotten() const { return forgotten_; }
-
  private:
   void let_go_of_lineage(trace::ValueId v);
   void check(trace::ValueId v);
@@ -60,7 +57,6 @@ class DeadValues {
   std::vector<std::int32_t> holders_;        // per op: values holding it
   std::vector<trace::ValueId> computed_;     // values made so far
   std::vector<trace::ValueId> work_;         // values to check
-  std::uint64_t forgotten_ = 0;
 };
 
 }  // namespace dtr::sim

@@ -301,10 +301,12 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   bool others = false;  // another thread's values keep their lineage
   for (TensorId id = 0; id < cells_.size(); ++id) {
     auto c = live_cell(id);
-    if (c && mine(*c))
+    if (!c) continue;
+    if (mine(*c)) {
       live.push_back(std::move(c));
-    else if (c)
+    } else {
       others = true;
+    }
   }
   for (auto& c : live) {
     if ((c->handles > 0 || read_elsewhere.count(c.get())) && !c->held) {

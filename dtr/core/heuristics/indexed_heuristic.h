@@ -53,6 +53,14 @@ class IndexedHeuristic : public Heuristic {
     mark_dirty(s);
   }
 
+  /// Note [Index or scan]: the dirty share above which a search counts as
+  /// churned, and the number of scans before the index is rebuilt; the
+  /// churned searches in a row that drop it.
+  static constexpr std::size_t kScanRatio = 25;
+  static constexpr std::size_t kChurnedSearches = 4;
+  /// Searches that scanned because the index was dropped (for tests).
+  std::uint64_t scanned_searches() const { return scanned_searches_; }
+
  protected:
   IndexedHeuristic() : IndexedHeuristic(&staleness_score, false) {}
   /// `score`: the heuristic's rounded score of an index line, as its scan
@@ -75,17 +83,6 @@ class IndexedHeuristic : public Heuristic {
   void mark_dirty(StorageId s);
   /// Note [Index or scan]: whether churn drops the index.
   virtual bool drops_index_on_churn() const { return false; }
-
- public:
-  /// Note [Index or scan]: the dirty share above which a search counts as
-  /// churned, and the number of scans before the index is rebuilt; the
-  /// churned searches in a row that drop it.
-  static constexpr std::size_t kScanRatio = 25;
-  static constexpr std::size_t kChurnedSearches = 4;
-  /// Searches that scanned because the index was dropped (for tests).
-  std::uint64_t scanned_searches() const { return scanned_searches_; }
-
- protected:
   /// Rebuilds the index from the pool at the next search.
   void invalidate() { built_ = false; }
 
