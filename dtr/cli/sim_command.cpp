@@ -141,8 +141,10 @@ void add_sim_command(CLI::App& app) {
       ->transform(integer_in<std::uint64_t>(
           0, std::numeric_limits<std::uint64_t>::max()));
   sub->add_option("--choice", o->choice,
-                  "victim search: index (default), scan (the reference) or "
-                  "check (both; an internal error if they differ)");
+                  "victim search: index (default), scan (the reference), "
+                  "check (both; an internal error if they differ), "
+                  "fast-scan (what the index falls back to under churn) or "
+                  "check-fast-scan (it and the scan, compared)");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_option("--profile", o->profile,
                   "write a Chrome trace of the run (chrome://tracing, "

@@ -46,8 +46,12 @@ ChoiceMode parse_choice_mode(std::string_view name) {
   if (name == "index") return ChoiceMode::kIndex;
   if (name == "scan") return ChoiceMode::kScan;
   if (name == "check") return ChoiceMode::kCheck;
+  if (name == "fast-scan") return ChoiceMode::kFastScan;
+  if (name == "check-fast-scan") return ChoiceMode::kCheckFastScan;
   throw InvalidArgument("[heuristic] unknown choice mode '" +
-                        std::string(name) + "' (known: index, scan, check)");
+                        std::string(name) +
+                        "' (known: index, scan, check, fast-scan, "
+                        "check-fast-scan)");
 }
 
 const std::vector<std::string>& heuristic_names() {

@@ -26,6 +26,10 @@ enum class ChoiceMode {
   kIndex,  ///< the index where the heuristic has one (the default)
   kScan,   ///< the linear scan over the pool (scan_pool)
   kCheck,  ///< both, throwing dtr::InternalError if they differ (tests)
+  /// The scan the index falls back to under churn, on every choice (Note
+  /// [Index or scan]): pruned for "dtr" and "msps", the plain scan else.
+  kFastScan,
+  kCheckFastScan,  ///< kFastScan and kScan, compared as kCheck does (tests)
 };
 
 /// What a heuristic may look at when it picks a victim.
@@ -155,7 +159,8 @@ std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
                                           std::uint64_t seed = 0);
 /// All heuristic names, in the paper's order.
 const std::vector<std::string>& heuristic_names();
-/// "index", "scan" or "check"; throws dtr::InvalidArgument naming the value.
+/// "index", "scan", "check", "fast-scan" or "check-fast-scan"; throws
+/// dtr::InvalidArgument naming the value.
 ChoiceMode parse_choice_mode(std::string_view name);
 
 }  // namespace dtr

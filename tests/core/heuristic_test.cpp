@@ -208,6 +208,8 @@ TEST(HeuristicTest, ChoiceModesAreParsedAndUnknownOnesNamed) {
   EXPECT_EQ(parse_choice_mode("index"), ChoiceMode::kIndex);
   EXPECT_EQ(parse_choice_mode("scan"), ChoiceMode::kScan);
   EXPECT_EQ(parse_choice_mode("check"), ChoiceMode::kCheck);
+  EXPECT_EQ(parse_choice_mode("fast-scan"), ChoiceMode::kFastScan);
+  EXPECT_EQ(parse_choice_mode("check-fast-scan"), ChoiceMode::kCheckFastScan);
   try {
     parse_choice_mode("fast");
     FAIL() << "no exception";
@@ -243,6 +245,8 @@ TEST(HeuristicTest, EveryChoiceModeEvictsTheSameStorages) {
     EXPECT_GT(scan.second, 0u);
     EXPECT_EQ(run(ChoiceMode::kIndex), scan);
     EXPECT_EQ(run(ChoiceMode::kCheck), scan);
+    EXPECT_EQ(run(ChoiceMode::kFastScan), scan);
+    EXPECT_EQ(run(ChoiceMode::kCheckFastScan), scan);
   }
 }
 

@@ -1,7 +1,8 @@
-// The score index chooses exactly the scan's victim (Note [Exact victim from
-// an index]): every eviction of every shared trace, recorded trace and
-// built-in model, for each indexed heuristic at several budgets, runs in
-// ChoiceMode::kCheck, which throws dtr::InternalError on any difference.
+// The score index and the fast scan choose exactly the scan's victim (Note
+// [Exact victim from an index], Note [Pruned region scan]): every eviction
+// of every shared trace, recorded trace and built-in model, for each indexed
+// heuristic at several budgets, runs in ChoiceMode::kCheck and
+// kCheckFastScan, which throw dtr::InternalError on any difference.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,10 +37,14 @@ std::uint64_t check_program(const trace::Program& p, const std::string& name) {
       SimConfig config;
       config.heuristic = h;
       config.budget_ratio = ratio;
-      config.choice = ChoiceMode::kCheck;
-      SimResult r;
-      EXPECT_NO_THROW(r = simulate(p, base, config));
-      evictions += r.evictions;
+      // The index (or the fast scan under churn), then the fast scan on
+      // every choice (Note [Pruned region scan]), each against the scan.
+      for (ChoiceMode mode : {ChoiceMode::kCheck, ChoiceMode::kCheckFastScan}) {
+        config.choice = mode;
+        SimResult r;
+        EXPECT_NO_THROW(r = simulate(p, base, config));
+        evictions += r.evictions;
+      }
     }
   }
   return evictions;

@@ -1,16 +1,14 @@
 #include "dtr/core/heuristics/dtr.h"
 
-#include "dtr/core/limits.h"
-
 namespace dtr {
 
 double DtrExactHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
   const Storage& st = g.storage(s);
-  std::int64_t compute =
-      saturating_add(saturating_add(st.compute_ns, regions_.down_compute(g, s)),
-                     regions_.up_compute(g, s));
-  return cost_density(compute, st.bytes, now - st.last_access);
+  const Region& r = logged_.regions(g, s);
+  audit(g, s, r.down_compute_ns, r.up_compute_ns);
+  return cost_density(region_cost(st, r.down_compute_ns, r.up_compute_ns),
+                      st.bytes, now - st.last_access);
 }
 
 StorageId DtrExactHeuristic::scan(const ChooseContext& ctx) {
@@ -20,10 +18,9 @@ StorageId DtrExactHeuristic::scan(const ChooseContext& ctx) {
 
 std::int64_t DtrExactHeuristic::cost_of(const Graph& g, StorageId s) {
   ++accesses_;
-  EvictedRegions::Sums sums = regions_.watched(g, s);
-  return saturating_add(
-      saturating_add(g.storage(s).compute_ns, sums.down_compute_ns),
-      sums.up_compute_ns);
+  WatchedRegions::Sums sums = watched_.exact_sums(g, s);
+  audit(g, s, sums.down_compute_ns, sums.up_compute_ns);
+  return region_cost(g.storage(s), sums.down_compute_ns, sums.up_compute_ns);
 }
 
 }  // namespace dtr

@@ -1,23 +1,26 @@
 #include "dtr/core/heuristics/indexed_heuristic.h"
 
+#include <cstdlib>
+
 #include "dtr/core/error.h"
 
 namespace dtr {
 
 StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
-  if (ctx.sample_sqrt || ctx.min_bytes > 0 ||
-      choice_mode() == ChoiceMode::kScan) {
+  const ChoiceMode mode = choice_mode();
+  if (ctx.sample_sqrt || ctx.min_bytes > 0 || mode == ChoiceMode::kScan) {
     return scan(ctx);
   }
-  if (scan_pays(ctx)) {
-    ++scanned_searches_;
-    return scan(ctx);
-  }
-  StorageId victim = choose_indexed(ctx);
-  if (choice_mode() == ChoiceMode::kCheck) {
+  const bool forced =
+      mode == ChoiceMode::kFastScan || mode == ChoiceMode::kCheckFastScan;
+  const bool scanning = forced || scan_pays(ctx);
+  StorageId victim = scanning ? fast_scan(ctx) : choose_indexed(ctx);
+  scanned_searches_ += scanning ? 1 : 0;
+  if (mode == ChoiceMode::kCheck || mode == ChoiceMode::kCheckFastScan) {
     StorageId reference = scan(ctx);
-    DTR_ASSERT(victim == reference, "[", name(), "] the index chose storage ",
-               victim, " (score ",
+    DTR_ASSERT(victim == reference, "[", name(), "] the ",
+               scanning ? "fast scan" : "index", " chose storage ", victim,
+               " (score ",
                victim == kNoId ? 0.0 : score(ctx.graph, victim, ctx.now),
                ") but the scan chose ", reference, " (score ",
                reference == kNoId ? 0.0 : score(ctx.graph, reference, ctx.now),
@@ -28,6 +31,7 @@ StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
 
 // Note [Index or scan]
 bool IndexedHeuristic::scan_pays(const ChooseContext& ctx) {
+  if (getenv("DTR_ALWAYS_SCAN")) return true;
   if (!built_) {
     if (scans_before_rebuild_ == 0) return false;  // rebuild now
     --scans_before_rebuild_;

@@ -26,11 +26,12 @@
 /// index (no bookkeeping until it is rebuilt) and scan; after kScanRatio
 /// scans, about what one rebuild costs, the next search rebuilds it. A pool
 /// that dirties little keeps its index (the 10^5-candidate benchmarks
-/// never drop it). Measured (docs/benchmarks.md, "Index or scan"): faster
-/// for "dtr-eq" on every cell tried, 1.3-8x; slower for "dtr" (its
-/// rebuild recomputes every region) and mixed for "dtr-local" and "msps",
-/// which keep the index. Both ways choose the scan's victim; kCheck
-/// compares every indexed choice with the scan, rebuilt indexes included.
+/// never drop it). The scan is the heuristic's fast_scan(): "dtr" and
+/// "msps" prune theirs (Note [Pruned region scan]). Measured
+/// (docs/benchmarks.md, "Index or scan", "Pruned region scan"): faster for
+/// "dtr-eq", "dtr" and "msps" on the slow cells; mixed for "dtr-local",
+/// which keeps its index. Both ways choose the scan's victim; kCheck
+/// compares every choice with the reference scan, rebuilt indexes included.
 #include <vector>
 
 #include "dtr/core/heuristic.h"
@@ -74,6 +75,9 @@ class IndexedHeuristic : public Heuristic {
   }
   /// The reference: scan_pool with the heuristic's score.
   virtual StorageId scan(const ChooseContext& ctx) = 0;
+  /// The scan used once churn dropped the index (Note [Index or scan]):
+  /// the reference's victim, found however the heuristic finds it fastest.
+  virtual StorageId fast_scan(const ChooseContext& ctx) { return scan(ctx); }
   /// The cost in the score of pooled storage `s` now (the numerator).
   virtual std::int64_t cost_of(const Graph& g, StorageId s) = 0;
   /// The index exists (it is built at the first search, so a run that never

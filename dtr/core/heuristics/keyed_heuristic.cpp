@@ -6,8 +6,10 @@ namespace dtr {
 
 StorageId KeyedHeuristic::choose(const ChooseContext& ctx) {
   // The prototype's sampling and size filter select among a subset: scan.
-  if (ctx.sample_sqrt || ctx.min_bytes > 0 ||
-      choice_mode() == ChoiceMode::kScan) {
+  // The heap's fast scan is the scan itself.
+  const ChoiceMode mode = choice_mode();
+  if (ctx.sample_sqrt || ctx.min_bytes > 0 || mode == ChoiceMode::kScan ||
+      mode == ChoiceMode::kFastScan || mode == ChoiceMode::kCheckFastScan) {
     return Heuristic::choose(ctx);
   }
   StorageId victim = choose_from_heap(ctx);

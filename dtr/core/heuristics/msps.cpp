@@ -15,8 +15,9 @@ double MspsHeuristic::score(const Graph& g, StorageId s, std::int64_t now) {
   ++accesses_;
   const Storage& st = g.storage(s);
   if (st.bytes <= 0) return std::numeric_limits<double>::infinity();
-  return per_byte(saturating_add(st.compute_ns, regions_.up_compute(g, s)),
-                  st.bytes);
+  const Region& r = logged_.regions(g, s);
+  audit(g, s, r.down_compute_ns, r.up_compute_ns);
+  return per_byte(saturating_add(st.compute_ns, r.up_compute_ns), st.bytes);
 }
 
 StorageId MspsHeuristic::scan(const ChooseContext& ctx) {
@@ -26,8 +27,9 @@ StorageId MspsHeuristic::scan(const ChooseContext& ctx) {
 
 std::int64_t MspsHeuristic::cost_of(const Graph& g, StorageId s) {
   ++accesses_;
-  return saturating_add(g.storage(s).compute_ns,
-                        regions_.watched(g, s).up_compute_ns);
+  WatchedRegions::Sums sums = watched_.exact_sums(g, s);
+  audit(g, s, sums.down_compute_ns, sums.up_compute_ns);
+  return saturating_add(g.storage(s).compute_ns, sums.up_compute_ns);
 }
 
 }  // namespace dtr

@@ -1,6 +1,6 @@
 #pragma once
 /// h_MSPS ("msps", Capuchin's score): compute of the evicted ancestors per
-/// byte, from the same lazily computed regions as "dtr" (evicted_regions.h).
+/// byte, from the same lazily computed regions as "dtr" (region_walk.h).
 /// The score does not depend on the clock, so the score index holds it as
 /// a timeless line (IndexedHeuristic).
 #include "dtr/core/heuristics/region_heuristic.h"
@@ -18,6 +18,13 @@ class MspsHeuristic final : public RegionHeuristic {
  protected:
   StorageId scan(const ChooseContext& ctx) override;
   std::int64_t cost_of(const Graph& g, StorageId s) override;
+  double score_with_cost(const Storage& st, std::int64_t cost_ns,
+                         std::int64_t now) const override {
+    return per_byte(cost_ns, st.bytes);
+  }
+  double denominator(const Storage& st, std::int64_t now) const override {
+    return static_cast<double>(st.bytes);
+  }
 
  private:
   /// The score from its parts, rounded as the scan rounds it.

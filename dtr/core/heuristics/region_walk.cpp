@@ -1,0 +1,83 @@
+#include "dtr/core/heuristics/region_walk.h"
+
+#include <limits>
+
+#include "dtr/core/limits.h"
+
+namespace dtr {
+
+void RegionWalk::on_storage_created(StorageId s) {
+  if (interior_mark_.size() <= s) {
+    interior_mark_.resize(s + 1, 0);
+    member_mark_.resize(s + 1, 0);
+  }
+}
+
+void RegionWalk::on_recycled(StorageId s) {
+  interior_mark_[s] = member_mark_[s] = 0;
+}
+
+bool RegionWalk::walk(const Graph& g, StorageId s, std::int64_t own_ns,
+                      const RegionLimit* limit, Region& r) {
+  r.members.clear();
+  r.down_compute_ns = r.up_compute_ns = 0;
+  std::int64_t total = own_ns;
+  // The directions are closed separately (interior marks are per direction)
+  // but share one member set, since an event in either invalidates.
+  ++epoch_;
+  ++interior_epoch_;
+  if (!explore(g, s, /*upward=*/true, r, total, limit)) return false;
+  if (!with_down_) return true;
+  ++interior_epoch_;
+  return explore(g, s, /*upward=*/false, r, total, limit);
+}
+
+bool RegionWalk::explore(const Graph& g, StorageId base, bool upward, Region& r,
+                         std::int64_t& total, const RegionLimit* limit) {
+  std::int64_t& sum = upward ? r.up_compute_ns : r.down_compute_ns;
+  // Totals up to `safe` are known to be within the limit.
+  std::int64_t safe = limit != nullptr
+                          ? limit->safe_ns
+                          : std::numeric_limits<std::int64_t>::max();
+  stack_.assign(1, base);
+  auto visit = [&](StorageId u) {
+    ++accesses_;
+    if (u == base) return;
+    const Storage& us = g.storage(u);
+    if (us.banished) return;
+    // A storage not computed yet (an output of the op being performed) is
+    // not evicted: it is about to exist, and costs nothing to lose. It is a
+    // member all the same, since its eviction later changes the region.
+    if (member_mark_[u] != epoch_) {
+      member_mark_[u] = epoch_;
+      r.members.push_back(u);
+    }
+    if (us.resident || !us.computed || interior_mark_[u] == interior_epoch_) {
+      return;
+    }
+    interior_mark_[u] = interior_epoch_;
+    // Each storage's cost is bounded (limits.h), a region's sum is not: a
+    // many-output op counts its cost once per output storage.
+    sum = saturating_add(sum, us.compute_ns);
+    total = saturating_add(total, us.compute_ns);
+    stack_.push_back(u);
+  };
+  while (!stack_.empty()) {
+    // Note [Bounded regions]: the sum only grows, so past the limit the
+    // candidate has lost. (Every push is followed by a check here.)
+    if (total > safe) {
+      if (limit->over(total)) return false;
+      safe = total;
+    }
+    StorageId s = stack_.back();
+    stack_.pop_back();
+    if (upward) {
+      g.for_each_parent_storage(s, visit);
+    } else {
+      g.for_each_child_storage(s, visit);
+    }
+  }
+  return true;
+}
+
+}  // namespace dtr

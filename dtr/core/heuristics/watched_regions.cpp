@@ -1,0 +1,112 @@
+#include "dtr/core/heuristics/watched_regions.h"
+
+#include <algorithm>
+
+#include "dtr/core/limits.h"
+
+namespace dtr {
+
+void WatchedRegions::on_storage_created(StorageId s) {
+  if (cache_.size() <= s) {
+    cache_.resize(s + 1);
+    watchers_.resize(s + 1);
+    prune_at_.resize(s + 1, 0);
+  }
+}
+
+void WatchedRegions::invalidate(StorageId s) {
+  Cache& c = cache_[s];
+  if (!c.valid) return;
+  c.valid = false;
+  stale_.push_back(s);
+}
+
+void WatchedRegions::demote(StorageId s) {
+  Cache& c = cache_[s];
+  if (!c.valid || c.bound) return;
+  c.bound = true;
+  stale_.push_back(s);
+}
+
+void WatchedRegions::on_changed(StorageId s, Change change) {
+  invalidate(s);
+  for (const Watcher& w : watchers_[s]) {
+    ++accesses_;
+    if (cache_[w.storage].generation != w.generation) continue;
+    if (change == Change::kShrinks) {
+      invalidate(w.storage);
+    } else {
+      demote(w.storage);
+    }
+  }
+  // A bound may count an evicted s (its interior): keep watching it.
+  if (change != Change::kEdgesAdded) watchers_[s].clear();
+}
+
+void WatchedRegions::on_recycled(StorageId s) {
+  on_changed(s, Change::kShrinks);
+  Cache& c = cache_[s];
+  c.region = Region{};
+  c.bound = false;
+  ++c.generation;  // the old storage's registrations are stale
+}
+
+void WatchedRegions::watch(StorageId member, StorageId s,
+                           std::uint32_t generation) {
+  std::vector<Watcher>& list = watchers_[member];
+  // A region recomputed again registers at the same members in the same
+  // order, so its stale entry is often the last one: reuse it.
+  if (!list.empty() && list.back().storage == s) {
+    list.back().generation = generation;
+    return;
+  }
+  if (list.size() >= prune_at_[member]) {
+    std::erase_if(list, [&](const Watcher& w) {
+      return cache_[w.storage].generation != w.generation;
+    });
+    prune_at_[member] =
+        static_cast<std::uint32_t>(std::max<std::size_t>(8, 2 * list.size()));
+  }
+  list.push_back({s, generation});
+}
+
+void WatchedRegions::register_members(StorageId s, bool bound) {
+  Cache& c = cache_[s];
+  c.valid = true;
+  c.bound = bound;
+  ++c.generation;
+  for (StorageId u : c.region.members) watch(u, s, c.generation);
+}
+
+WatchedRegions::Sums WatchedRegions::exact_sums(const Graph& g, StorageId s) {
+  Cache& c = cache_[s];
+  if (!exact(s)) {
+    walk_.walk(g, s, 0, nullptr, c.region);
+    register_members(s, /*bound=*/false);
+  }
+  return {c.region.down_compute_ns, c.region.up_compute_ns};
+}
+
+bool WatchedRegions::within(const Graph& g, StorageId s, std::int64_t own_ns,
+                            const RegionLimit& limit, Sums& out) {
+  Cache& c = cache_[s];
+  if (c.valid && c.bound &&
+      limit.over(saturating_add(own_ns, lower_bound(s)))) {
+    return false;  // the bound already loses
+  }
+  if (!exact(s)) {
+    bool whole = walk_.walk(g, s, own_ns, &limit, c.region);
+    register_members(s, /*bound=*/!whole);
+    if (!whole) return false;
+  }
+  out = {c.region.down_compute_ns, c.region.up_compute_ns};
+  return true;
+}
+
+std::int64_t WatchedRegions::lower_bound(StorageId s) const {
+  const Cache& c = cache_[s];
+  if (!c.valid) return 0;
+  return saturating_add(c.region.down_compute_ns, c.region.up_compute_ns);
+}
+
+}  // namespace dtr

@@ -1,0 +1,95 @@
+#pragma once
+/// The regions the score index and the pruned scan read ("dtr", "msps"):
+/// cached per storage, exact or a lower bound, and kept valid by watchers
+/// that report which caches an event changed.
+///
+/// Note [Region watchers]
+/// The score index (indexed_heuristic.h) must learn which caches an event
+/// invalidates, to mark those storages dirty. So each computed cache
+/// registers its storage, with the cache's generation, as a watcher of every
+/// member; an event at u reaches the watchers of u whose registration is
+/// still current and reports them (stale()). A recomputed cache registers
+/// again. Stale registrations (a cache recomputed since) are skipped, and
+/// pruned when a list doubles, so the lists stay proportional to the live
+/// caches.
+///
+/// Note [Regions that only grow]
+/// A region only grows when a member of its frontier is evicted or an op
+/// adds edges at a member: its interior stays reachable through storages
+/// still evicted. Its cache is then no longer exact, but its sum is still a
+/// lower bound, so the watchers demote it to a bound, keeping its
+/// registrations; only a rematerialized, banished or recycled member
+/// (Change::kShrinks) drops it. A stopped DFS (Note [Bounded regions])
+/// leaves such a bound too, registered at the members it saw. The member
+/// just evicted is no longer watched (its list is emptied), which is sound
+/// since the bound never counted it; an evicted member that gains edges
+/// keeps its watchers, since a bound may count it. The pruned scan skips a
+/// candidate without a DFS while its bound still loses.
+#include <cstdint>
+#include <vector>
+
+#include "dtr/core/heuristics/region_walk.h"
+
+namespace dtr {
+
+class WatchedRegions {
+ public:
+  WatchedRegions(RegionWalk& walk, std::uint64_t& accesses)
+      : walk_(walk), accesses_(accesses) {}
+  void on_storage_created(StorageId s);
+  /// What happened to s (Note [Regions that only grow]): it was evicted, or
+  /// an op read it while evicted (regions through it can only grow), or it
+  /// was rematerialized, banished or recycled (they can shrink).
+  enum class Change { kEvicted, kEdgesAdded, kShrinks };
+  void on_changed(StorageId s, Change change);
+  /// New edges at resident s: only its own regions change.
+  void on_edges_added_resident(StorageId s) {
+    if (s < cache_.size()) invalidate(s);
+  }
+  void on_recycled(StorageId s);
+
+  struct Sums {
+    std::int64_t down_compute_ns = 0;
+    std::int64_t up_compute_ns = 0;
+  };
+  /// s's exact sums (s resident), recomputed if no cache is exact.
+  Sums exact_sums(const Graph& g, StorageId s);
+  /// s's exact sums if `own_ns` plus them stays within `limit`; else false,
+  /// keeping what the DFS saw as a bound. An exact cache is returned as is
+  /// (the caller compares it with the limit).
+  bool within(const Graph& g, StorageId s, std::int64_t own_ns,
+              const RegionLimit& limit, Sums& out);
+  /// Whether s's cache is exact.
+  bool exact(StorageId s) const { return cache_[s].valid && !cache_[s].bound; }
+  /// A lower bound on the sum of s's regions (0 if nothing is known).
+  std::int64_t lower_bound(StorageId s) const;
+  /// Storages whose caches events changed since the last call (with
+  /// repeats and storages that are not pooled); the caller empties it.
+  std::vector<StorageId>& stale() { return stale_; }
+
+ private:
+  struct Cache {
+    Region region;
+    std::uint32_t generation = 0;  ///< registrations (watcher entries)
+    bool valid = false;            ///< exact, or a valid bound if `bound`
+    bool bound = false;            ///< the sums are only a lower bound
+  };
+  struct Watcher {
+    StorageId storage;
+    std::uint32_t generation;
+  };
+  void invalidate(StorageId s);  ///< drops the cache; reports s stale
+  void demote(StorageId s);      ///< exact to bound; reports s stale
+  /// Registers the cache's members; `bound`: from a stopped DFS.
+  void register_members(StorageId s, bool bound);
+  void watch(StorageId member, StorageId s, std::uint32_t generation);
+
+  std::vector<Cache> cache_;
+  std::vector<std::vector<Watcher>> watchers_;  // per member storage
+  std::vector<std::uint32_t> prune_at_;  // per member: list size to prune at
+  std::vector<StorageId> stale_;
+  RegionWalk& walk_;
+  std::uint64_t& accesses_;
+};
+
+}  // namespace dtr
