@@ -70,18 +70,31 @@ void IndexedHeuristic::build(const ChooseContext& ctx) {
 StorageId IndexedHeuristic::choose_indexed(const ChooseContext& ctx) {
   if (!built_) build(ctx);
   const Graph& g = ctx.graph;
-  // cost_of() may mark more storages dirty: index by position.
+  // cost_bound() may mark more storages dirty: index by position.
   for (std::size_t i = 0; i < dirty_.size(); ++i) {
     StorageId s = dirty_[i];
     is_dirty_[s] = false;
     if (ctx.pool.contains(g, s)) {
-      index_.set(g, s, cost_of(g, s), ctx.now);
+      index(ctx, s, cost_bound(g, s));
     } else {
       index_.erase(s, ctx.now);
     }
   }
   dirty_.clear();
-  return index_.choose(ctx, accesses_);
+  // Note [Lazy costs]: a victim indexed with a bound is refined until the
+  // victim is exact.
+  for (;;) {
+    StorageId victim = index_.choose(ctx, accesses_);
+    if (victim == kNoId || !inexact_[victim]) return victim;
+    index(ctx, victim, refine(g, victim));
+  }
+}
+
+void IndexedHeuristic::index(const ChooseContext& ctx, StorageId s,
+                             CostBound cost) {
+  index_.set(ctx.graph, s, cost.ns, ctx.now);
+  if (inexact_.size() <= s) inexact_.resize(s + 1);
+  inexact_[s] = !cost.exact;
 }
 
 }  // namespace dtr

@@ -32,6 +32,18 @@
 /// "dtr-eq", "dtr" and "msps" on the slow cells; mixed for "dtr-local",
 /// which keeps its index. Both ways choose the scan's victim; kCheck
 /// compares every choice with the reference scan, rebuilt indexes included.
+///
+/// Note [Lazy costs]
+/// An entry may be indexed with a lower bound on its cost instead of the
+/// cost itself (cost_bound). Rounded scores only grow with the cost, so
+/// when the index's victim has an exact entry, no bounded entry can beat it
+/// or tie with it to its advantage (a tie at the bound is a tie in the same
+/// pool order), and it is the scan's victim. When the victim's entry is a
+/// bound, the bound is refined (refine: tighter, or exact) and the index is
+/// asked again. "dtr" and "msps" bound a region they have not walked by the
+/// storage's own cost, or by what a stopped walk saw (Note [Regions that
+/// only grow]), and refine it by a walk allowed twice as much cost: a
+/// storage that loses is never walked to the end.
 #include <vector>
 
 #include "dtr/core/heuristic.h"
@@ -80,6 +92,19 @@ class IndexedHeuristic : public Heuristic {
   virtual StorageId fast_scan(const ChooseContext& ctx) { return scan(ctx); }
   /// The cost in the score of pooled storage `s` now (the numerator).
   virtual std::int64_t cost_of(const Graph& g, StorageId s) = 0;
+  /// Note [Lazy costs]: a cost, or a lower bound on it when the exact cost
+  /// is dear; by default the exact cost_of().
+  struct CostBound {
+    std::int64_t ns;
+    bool exact;
+  };
+  virtual CostBound cost_bound(const Graph& g, StorageId s) {
+    return {cost_of(g, s), true};
+  }
+  /// A strictly tighter bound on the cost of `s`, or its exact cost.
+  virtual CostBound refine(const Graph& g, StorageId s) {
+    return {cost_of(g, s), true};
+  }
   /// The index exists (it is built at the first search, so a run that never
   /// evicts pays nothing); events before that need no bookkeeping.
   bool indexing() const { return built_; }
@@ -92,12 +117,14 @@ class IndexedHeuristic : public Heuristic {
 
  private:
   StorageId choose_indexed(const ChooseContext& ctx);
+  void index(const ChooseContext& ctx, StorageId s, CostBound cost);
   bool scan_pays(const ChooseContext& ctx);
   void build(const ChooseContext& ctx);
 
   ScoreIndex index_;
   std::vector<StorageId> dirty_;
   std::vector<bool> is_dirty_;  // per storage
+  std::vector<bool> inexact_;   // per storage: indexed with a bound
   // Note [Index or scan]: scans left before the index is rebuilt.
   std::size_t scans_before_rebuild_ = 0;
   std::size_t churned_searches_ = 0;  // in a row

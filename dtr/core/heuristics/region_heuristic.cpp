@@ -119,6 +119,47 @@ class RegionHeuristic::ScoreLimit final : public RegionLimit {
   double best_;
 };
 
+// Note [Lazy costs]: a refining walk stops once the total passes a cost.
+class RegionHeuristic::CostLimit final : public RegionLimit {
+ public:
+  explicit CostLimit(std::int64_t max_ns) { safe_ns = max_ns; }
+  bool over(std::int64_t total_ns) const override { return total_ns > safe_ns; }
+};
+
+IndexedHeuristic::CostBound RegionHeuristic::cost_bound(const Graph& g,
+                                                        StorageId s) {
+  ++accesses_;
+  if (watched_.exact(s)) return {cost_of(g, s), true};
+  // A short walk finishes most regions; a long one leaves a bound.
+  return walk_within(g, s, kShortWalk);
+}
+
+IndexedHeuristic::CostBound RegionHeuristic::refine(const Graph& g,
+                                                    StorageId s) {
+  return walk_within(g, s, kUnlimitedVisits);
+}
+
+// A walk allowed four times the cost seen so far (so the walks a storage
+// gets before it loses or is exact cost at most about a third more than
+// the last one), and at most `max_visits` storage reads.
+IndexedHeuristic::CostBound RegionHeuristic::walk_within(
+    const Graph& g, StorageId s, std::uint64_t max_visits) {
+  const Storage& st = g.storage(s);
+  const std::int64_t bound =
+      saturating_add(st.compute_ns, watched_.lower_bound(s));
+  CostLimit limit(max_visits == kUnlimitedVisits
+                      ? saturating_add(saturating_add(bound, bound),
+                                       saturating_add(bound, bound))
+                      : std::numeric_limits<std::int64_t>::max());
+  limit.max_visits = max_visits;
+  WatchedRegions::Sums sums;
+  if (watched_.within(g, s, st.compute_ns, limit, sums)) {
+    audit(g, s, sums.down_compute_ns, sums.up_compute_ns);
+    return {region_cost(st, sums.down_compute_ns, sums.up_compute_ns), true};
+  }
+  return {saturating_add(st.compute_ns, watched_.lower_bound(s)), false};
+}
+
 bool RegionHeuristic::resolve(const ChooseContext& ctx, Candidate& c,
                               double best) {
   const Storage& st = ctx.graph.storage(c.storage);

@@ -58,6 +58,13 @@ class RegionHeuristic : public IndexedHeuristic {
                                   std::int64_t up_ns);
   StorageId fast_scan(const ChooseContext& ctx) override;
   bool drops_index_on_churn() const override { return true; }
+  /// Note [Lazy costs]: exact if the cache is, else c0 plus the bound.
+  CostBound cost_bound(const Graph& g, StorageId s) override;
+  CostBound refine(const Graph& g, StorageId s) override;
+  /// The storage reads of the walk a dirty entry gets (cost_bound).
+  static constexpr std::uint64_t kShortWalk = 64;
+  static constexpr std::uint64_t kUnlimitedVisits =
+      std::numeric_limits<std::uint64_t>::max();
   /// In the checking choice modes, compares every kAuditEvery-th region read
   /// from a cache with a fresh walk (dtr::InternalError on a difference):
   /// both caches could miss the same event and still agree with each other.
@@ -76,8 +83,10 @@ class RegionHeuristic : public IndexedHeuristic {
     bool exact;
   };
   class ScoreLimit;
+  class CostLimit;
   /// Scores c exactly unless it scores above `best`; true if it is exact.
   bool resolve(const ChooseContext& ctx, Candidate& c, double best);
+  CostBound walk_within(const Graph& g, StorageId s, std::uint64_t max_visits);
   void mark_stale_dirty();
 
   std::vector<Candidate> candidates_;  // in pool order

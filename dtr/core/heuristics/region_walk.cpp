@@ -22,26 +22,32 @@ bool RegionWalk::walk(const Graph& g, StorageId s, std::int64_t own_ns,
   r.members.clear();
   r.down_compute_ns = r.up_compute_ns = 0;
   std::int64_t total = own_ns;
+  std::uint64_t visits = 0;
   // The directions are closed separately (interior marks are per direction)
   // but share one member set, since an event in either invalidates.
   ++epoch_;
   ++interior_epoch_;
-  if (!explore(g, s, /*upward=*/true, r, total, limit)) return false;
+  if (!explore(g, s, /*upward=*/true, r, total, visits, limit)) return false;
   if (!with_down_) return true;
   ++interior_epoch_;
-  return explore(g, s, /*upward=*/false, r, total, limit);
+  return explore(g, s, /*upward=*/false, r, total, visits, limit);
 }
 
 bool RegionWalk::explore(const Graph& g, StorageId base, bool upward, Region& r,
-                         std::int64_t& total, const RegionLimit* limit) {
+                         std::int64_t& total, std::uint64_t& visits,
+                         const RegionLimit* limit) {
   std::int64_t& sum = upward ? r.up_compute_ns : r.down_compute_ns;
   // Totals up to `safe` are known to be within the limit.
   std::int64_t safe = limit != nullptr
                           ? limit->safe_ns
                           : std::numeric_limits<std::int64_t>::max();
+  const std::uint64_t max_visits =
+      limit != nullptr ? limit->max_visits
+                       : std::numeric_limits<std::uint64_t>::max();
   stack_.assign(1, base);
   auto visit = [&](StorageId u) {
     ++accesses_;
+    ++visits;
     if (u == base) return;
     const Storage& us = g.storage(u);
     if (us.banished) return;
@@ -69,6 +75,7 @@ bool RegionWalk::explore(const Graph& g, StorageId base, bool upward, Region& r,
       if (limit->over(total)) return false;
       safe = total;
     }
+    if (visits > max_visits) return false;
     StorageId s = stack_.back();
     stack_.pop_back();
     if (upward) {

@@ -26,6 +26,7 @@
 /// the victims' regions are small while the losers' span the recurrence,
 /// so most DFSs stop after a few storages (region_heuristic.h).
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "dtr/core/graph.h"
@@ -42,10 +43,12 @@ struct Region {
 
 /// Note [Bounded regions]: where a DFS stops. Totals (c0 plus the regions'
 /// sums) up to `safe_ns` are within the limit; above it, over() decides.
+/// A DFS also stops after `max_visits` storage reads.
 class RegionLimit {
  public:
   virtual bool over(std::int64_t total_ns) const = 0;
   std::int64_t safe_ns = 0;
+  std::uint64_t max_visits = std::numeric_limits<std::uint64_t>::max();
 
  protected:
   ~RegionLimit() = default;
@@ -67,7 +70,8 @@ class RegionWalk {
 
  private:
   bool explore(const Graph& g, StorageId base, bool upward, Region& r,
-               std::int64_t& total, const RegionLimit* limit);
+               std::int64_t& total, std::uint64_t& visits,
+               const RegionLimit* limit);
 
   bool with_down_;
   std::vector<std::uint32_t> interior_mark_, member_mark_;  // per storage

@@ -95,7 +95,14 @@ bool WatchedRegions::within(const Graph& g, StorageId s, std::int64_t own_ns,
     return false;  // the bound already loses
   }
   if (!exact(s)) {
-    bool whole = walk_.walk(g, s, own_ns, &limit, c.region);
+    const std::int64_t known = lower_bound(s);
+    const bool whole = walk_.walk(g, s, own_ns, &limit, scratch_);
+    const std::int64_t seen =
+        saturating_add(scratch_.down_compute_ns, scratch_.up_compute_ns);
+    // A walk stopped early (by its visits) may have seen less than the
+    // bound already known: keep the better of the two.
+    if (!whole && seen <= known) return false;
+    std::swap(c.region, scratch_);
     register_members(s, /*bound=*/!whole);
     if (!whole) return false;
   }

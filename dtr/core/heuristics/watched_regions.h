@@ -55,12 +55,14 @@ class WatchedRegions {
   /// s's exact sums (s resident), recomputed if no cache is exact.
   Sums exact_sums(const Graph& g, StorageId s);
   /// s's exact sums if `own_ns` plus them stays within `limit`; else false,
-  /// keeping what the DFS saw as a bound. An exact cache is returned as is
-  /// (the caller compares it with the limit).
+  /// keeping what the DFS saw as a bound if it beats the one known. An
+  /// exact cache is returned as is (the caller compares it with the limit).
   bool within(const Graph& g, StorageId s, std::int64_t own_ns,
               const RegionLimit& limit, Sums& out);
   /// Whether s's cache is exact.
   bool exact(StorageId s) const { return cache_[s].valid && !cache_[s].bound; }
+  /// Whether s's cache is exact or a valid bound.
+  bool known(StorageId s) const { return cache_[s].valid; }
   /// A lower bound on the sum of s's regions (0 if nothing is known).
   std::int64_t lower_bound(StorageId s) const;
   /// Storages whose caches events changed since the last call (with
@@ -88,6 +90,7 @@ class WatchedRegions {
   std::vector<std::vector<Watcher>> watchers_;  // per member storage
   std::vector<std::uint32_t> prune_at_;  // per member: list size to prune at
   std::vector<StorageId> stale_;
+  Region scratch_;  // a walk's result before it replaces a cache
   RegionWalk& walk_;
   std::uint64_t& accesses_;
 };
