@@ -26,4 +26,11 @@ inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
                : std::numeric_limits<std::int64_t>::min();
 }
 
+/// a * b for a, b >= 0, clamped to the int64 range.
+inline std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t product;
+  if (!__builtin_mul_overflow(a, b, &product)) return product;
+  return std::numeric_limits<std::int64_t>::max();
+}
+
 }  // namespace dtr

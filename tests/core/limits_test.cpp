@@ -24,6 +24,17 @@ TensorId call1(Runtime& rt, const char* name, TensorId in, std::int64_t bytes,
   return rt.call(name, inputs, {&out, 1}, cost)[0];
 }
 
+TEST(LimitsTest, SaturatingArithmeticClampsInsteadOfWrapping) {
+  EXPECT_EQ(saturating_add(kMaxInt - 1, 5), kMaxInt);
+  EXPECT_EQ(saturating_add(-kMaxInt, -5),
+            std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(saturating_add(3, 4), 7);
+  EXPECT_EQ(saturating_mul(kPetabyte, 1 << 20), kMaxInt);
+  EXPECT_EQ(saturating_mul(kMaxInt, 4), kMaxInt);
+  EXPECT_EQ(saturating_mul(6, 7), 42);
+  EXPECT_EQ(saturating_mul(0, kMaxInt), 0);
+}
+
 // 9,000 values of 2^50 bytes held at once: the unbounded run used to wrap
 // its byte count and report out-of-memory.
 TEST(LimitsTest, StorageBytesPastTheLimitAreRejectedNotOutOfMemory) {

@@ -148,8 +148,7 @@ IndexedHeuristic::CostBound RegionHeuristic::walk_within(
   const std::int64_t bound =
       saturating_add(st.compute_ns, watched_.lower_bound(s));
   CostLimit limit(max_visits == kUnlimitedVisits
-                      ? saturating_add(saturating_add(bound, bound),
-                                       saturating_add(bound, bound))
+                      ? saturating_mul(bound, kRefineGrowth)
                       : std::numeric_limits<std::int64_t>::max());
   limit.max_visits = max_visits;
   WatchedRegions::Sums sums;
