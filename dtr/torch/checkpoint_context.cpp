@@ -41,6 +41,9 @@ Context::Context()
   install_counting_allocator();
   set_outside_hook(&outside_allocation_hook);
   debug_ = std::getenv("DTR_DEBUG") != nullptr;
+  if (std::getenv("DTR_CHECK_REPLAYS") != nullptr) {
+    replay_check_ = std::make_unique<ReplayCheck>();
+  }
 }
 
 std::shared_ptr<Cell> Context::new_cell(TensorId id, at::Tensor value) {

@@ -12,6 +12,7 @@
 ///   remat.cpp               building Remats and replaying them
 ///   gradients.cpp           autograd: checkpoint(), parameter gradients
 ///   debug_dump.cpp          DTR_DEBUG output
+///   replay_check.cpp        DTR_CHECK_REPLAYS: replays against the originals
 ///   steps.cpp               step boundaries and their listeners
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -35,6 +36,7 @@
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
 #include "dtr/torch/op_rules.h"
+#include "dtr/torch/replay_check.h"
 #include "dtr/torch/trace_recorder.h"
 
 namespace torch::autograd {
@@ -310,6 +312,7 @@ class Context final : public Executor {
   std::int64_t moved_bytes_ = 0;  // Note [Room for moved writes]
   std::int64_t room_ns_ = 0;      // Note [Op costs exclude making room]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
+  std::unique_ptr<ReplayCheck> replay_check_;  // DTR_CHECK_REPLAYS=1
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
   std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
       watched_;

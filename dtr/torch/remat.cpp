@@ -149,7 +149,10 @@ void Context::replay(const Graph& graph, OpId op_id) {
       const TensorId id = r.outputs[idx];
       Cell* c = id < cells_.size() ? cells_[id] : nullptr;
       // Keep a value that is still resident: its views share its storage.
-      if (c != nullptr && !c->value.defined()) c->value = v;
+      if (c != nullptr && !c->value.defined()) {
+        c->value = v;
+        if (replay_check_) replay_check_->compare(id, v, op_name(r.op));
+      }
     });
   }
 }
@@ -157,6 +160,7 @@ void Context::replay(const Graph& graph, OpId op_id) {
 void Context::release_storage(const Graph& graph, StorageId s) {
   for (TensorId t : graph.storage(s).tensors) {
     if (t < cells_.size() && cells_[t] != nullptr) {
+      if (replay_check_) replay_check_->save(t, cells_[t]->value);
       cells_[t]->value = at::Tensor();
     }
   }
