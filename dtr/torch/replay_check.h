@@ -4,7 +4,12 @@
 /// compared with the copies, bit for bit; a difference is reported on
 /// stderr with the operator's name. For diagnosing a run whose results
 /// differ from plain PyTorch; it keeps a copy of every freed value (until
-/// it is replayed) and slows every eviction.
+/// it is replayed) and slows every eviction. Outputs of the empty family
+/// are skipped (uninitialized by definition). A value the program later
+/// overwrote in place, when its old contents were dead (no copy-on-write),
+/// is freed with the new contents, so its replay reports "different
+/// values" without being wrong; a strides difference is always real (how
+/// the GRU/Adam silent difference of session 11 was found).
 #include <ATen/ATen.h>
 
 #include <cstdint>
