@@ -139,9 +139,10 @@ IndexedHeuristic::CostBound RegionHeuristic::refine(const Graph& g,
   return walk_within(g, s, kUnlimitedVisits);
 }
 
-// A walk allowed four times the cost seen so far (so the walks a storage
-// gets before it loses or is exact cost at most about a third more than
-// the last one), and at most `max_visits` storage reads.
+// A walk of at most `max_visits` storage reads, or (refining, unlimited
+// reads) one allowed kRefineGrowth times the cost known so far: each
+// refinement then at least quadruples the bound (so a storage's walks cost
+// about a third more than its last one), and the index's refine loop ends.
 IndexedHeuristic::CostBound RegionHeuristic::walk_within(
     const Graph& g, StorageId s, std::uint64_t max_visits) {
   const Storage& st = g.storage(s);
