@@ -3,8 +3,9 @@
 // Rejecting the bytes with a TraceError is fine; anything else the reader
 // throws, any exception from the baseline of a trace the reader accepted,
 // any exception from simulate() (out of memory and thrashing are results),
-// a peak above the budget of a successful run, or accounting that differs
-// from the resident storages' bytes at any step is a finding (abort).
+// a peak above the budget of a successful run, accounting that differs
+// from the resident storages' bytes at any step, or a fast-scan victim that
+// is not the reference scan's (the checked replay) is a finding (abort).
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -51,7 +52,12 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
   o.sample_sqrt = c.prototype;
   o.ignore_small = c.prototype;
   o.remat_limit_ns = b.compute_ns;  // thrash limit 2.0, as simulate()'s
-  Runtime rt(o, make_heuristic(c.heuristic));
+  // The fast scan, each choice checked against the reference scan (and
+  // cached regions against fresh walks), while simulate() used the index:
+  // the peaks compared below must still agree.
+  auto heuristic = make_heuristic(c.heuristic);
+  heuristic->set_choice_mode(ChoiceMode::kCheckFastScan);
+  Runtime rt(o, std::move(heuristic));
   std::vector<TensorId> tensor_of(p.value_count, kNoId);
   // As the simulator: forget dead values on a trace marked FORGETS_DEAD.
   std::optional<sim::DeadValues> dead;
