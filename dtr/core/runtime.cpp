@@ -617,7 +617,7 @@ void Runtime::begin_call(std::span<const TensorId> inputs) {
   // replayed 28% more than predicted on its own trace). That order needs
   // less memory, though: where the frame's order runs out of it, the call
   // falls back to it rather than fail a budget it used to meet.
-  std::vector<TensorId> locked;
+  SmallVector<TensorId, 8> locked;  // Note [Inline lists]
   locked.reserve(inputs.size());
   auto unlock_all = [&] {
     for (TensorId p : locked) unlock(graph_.tensor(p).storage);
@@ -629,9 +629,9 @@ void Runtime::begin_call(std::span<const TensorId> inputs) {
     locked.push_back(p);
   };
   try {
-    std::vector<bool> was_defined(inputs.size());
+    SmallVector<bool, 8> was_defined;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      was_defined[i] = graph_.tensor(inputs[i]).defined;
+      was_defined.push_back(graph_.tensor(inputs[i]).defined);
       if (was_defined[i]) lock_input(inputs[i]);
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -656,23 +656,23 @@ void Runtime::abort_call(std::span<const TensorId> inputs) {
   for (TensorId p : inputs) unlock(graph_.tensor(p).storage);
 }
 
-std::vector<TensorId> Runtime::end_call(std::string_view name,
-                                        std::span<const TensorId> inputs,
-                                        std::span<const OutputSpec> outputs,
-                                        std::int64_t cost_ns) {
+std::span<const TensorId> Runtime::end_call(std::string_view name,
+                                            std::span<const TensorId> inputs,
+                                            std::span<const OutputSpec> outputs,
+                                            std::int64_t cost_ns) {
   BusyGuard guard(busy_);
-  std::vector<TensorId> result;
+  OpId op = kNoId;
   try {
-    const OpId op = record_call(name, inputs, outputs, cost_ns, false);
-    result.assign(graph_.op(op).outputs.begin(), graph_.op(op).outputs.end());
+    op = record_call(name, inputs, outputs, cost_ns, false);
   } catch (...) {
     abort_call(inputs);
     throw;
   }
+  const auto& result = graph_.op(op).outputs;  // no op is added below
   compute(result.front(), /*remat=*/false);
   for (TensorId t : result) touch(graph_.tensor(t).storage);
   abort_call(inputs);  // releases the locks begin_call took
-  return result;
+  return {result.data(), result.size()};
 }
 
 void Runtime::materialize(TensorId t) {

@@ -93,11 +93,13 @@ class Runtime {
   /// the op: begin_call makes `inputs` resident and locks them; the caller
   /// may make_room() for allocations it is about to do, runs the op, then
   /// end_call records the outputs (or abort_call unlocks).
+  /// end_call returns the outputs' ids as call() does; the span points into
+  /// the graph, so copy it before the next call or constant.
   void begin_call(std::span<const TensorId> inputs);
-  std::vector<TensorId> end_call(std::string_view name,
-                                 std::span<const TensorId> inputs,
-                                 std::span<const OutputSpec> outputs,
-                                 std::int64_t cost_ns);
+  std::span<const TensorId> end_call(std::string_view name,
+                                     std::span<const TensorId> inputs,
+                                     std::span<const OutputSpec> outputs,
+                                     std::int64_t cost_ns);
   void abort_call(std::span<const TensorId> inputs);
   /// Evicts (the heuristic's choices) until `bytes` more fit in the budget:
   /// the one place the budget is enforced, also used by call() and every

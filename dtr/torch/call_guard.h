@@ -2,9 +2,10 @@
 /// RAII for one runtime call: begin_call locks (and rematerializes) the
 /// inputs; every path out of the kernel -- end_call, an explicit abort, or
 /// an exception anywhere in between -- releases those locks exactly once.
+#include <c10/util/SmallVector.h>
+
 #include <span>
 #include <string_view>
-#include <vector>
 
 #include "dtr/core/runtime.h"
 
@@ -12,8 +13,8 @@ namespace dtr::pt {
 
 class CallGuard {
  public:
-  CallGuard(Runtime& runtime, std::vector<TensorId> inputs)
-      : runtime_(runtime), inputs_(std::move(inputs)) {
+  CallGuard(Runtime& runtime, std::span<const TensorId> inputs)
+      : runtime_(runtime), inputs_(inputs.begin(), inputs.end()) {
     runtime_.begin_call(inputs_);  // unlocks what it locked if it throws
   }
   ~CallGuard() {
@@ -22,11 +23,12 @@ class CallGuard {
   CallGuard(const CallGuard&) = delete;
   CallGuard& operator=(const CallGuard&) = delete;
 
-  const std::vector<TensorId>& inputs() const { return inputs_; }
+  std::span<const TensorId> inputs() const { return inputs_; }
   /// Records the call; end_call releases the locks itself, also on error.
-  std::vector<TensorId> end(std::string_view name,
-                            std::span<const OutputSpec> outputs,
-                            std::int64_t cost_ns) {
+  /// The ids point into the runtime's graph (Runtime::end_call).
+  std::span<const TensorId> end(std::string_view name,
+                                std::span<const OutputSpec> outputs,
+                                std::int64_t cost_ns) {
     open_ = false;
     return runtime_.end_call(name, inputs_, outputs, cost_ns);
   }
@@ -37,7 +39,7 @@ class CallGuard {
 
  private:
   Runtime& runtime_;
-  std::vector<TensorId> inputs_;
+  c10::SmallVector<TensorId, 4> inputs_;  // Note [Inline call records]
   bool open_ = true;
 };
 

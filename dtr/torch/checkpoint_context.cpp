@@ -65,7 +65,7 @@ std::shared_ptr<Cell> Context::live_cell(TensorId id) const {
 
 void Context::flush() {
   ++core_depth_;
-  std::vector<TensorId> dead;
+  DeadIds dead;
   try {
     while (!pending_.empty()) {
       Pending p = pending_.back();
@@ -107,12 +107,12 @@ void Context::forget(TensorId id) {
   runtime_.forget(id);
 }
 
-void Context::retry_forget(StorageId s, std::vector<TensorId>& dead) {
+void Context::retry_forget(StorageId s, DeadIds& dead) {
   auto it = waiting_forget_.find(s);
   if (it == waiting_forget_.end() || runtime_.graph().storage(s).locks > 0) {
     return;
   }
-  dead.insert(dead.end(), it->second.begin(), it->second.end());
+  dead.append(it->second.begin(), it->second.end());
   waiting_forget_.erase(it);
 }
 
@@ -150,7 +150,7 @@ void Context::on_cell_dead(Cell& cell) {
 
 void Context::on_remat_dead(Remat& remat) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  remats_.erase(remat.op_id);
+  remats_.erase(remat.op_id, &remat);
   for (const c10::StorageImpl* s : remat.captured) {
     auto it = captured_.find(s);
     if (it != captured_.end() && --it->second == 0) captured_.erase(it);
@@ -302,7 +302,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
     if (live_cell(m)) member = m;
   }
   DTR_ASSERT(member != kNoId, "checkpointed buffer without a live cell");
-  CallGuard guard(runtime_, {member});
+  CallGuard guard(runtime_, {&member, 1});
   OutputSpec spec{0, 0};
   const TensorId id = guard.end("checkpoint", {&spec, 1}, 0)[0];
   if (recorder_ != nullptr) {

@@ -36,6 +36,7 @@
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
 #include "dtr/torch/op_rules.h"
+#include "dtr/torch/remat_table.h"
 #include "dtr/torch/replay_check.h"
 #include "dtr/torch/trace_recorder.h"
 
@@ -162,42 +163,33 @@ class Context final : public Executor {
                         torch::jit::Stack* stack);
   // special_ops.cpp
   bool route_special(const c10::OperatorHandle& op, const OpRules& rules,
-                     torch::jit::Stack* stack, std::vector<c10::IValue>& args);
+                     torch::jit::Stack* stack, Args& args);
   /// The rules of `op`, worked out at its first call (op_rules.h).
   const OpRules& rules_for(const c10::OperatorHandle& op);
   void call_in_place_view(const c10::OperatorHandle& view,
-                          torch::jit::Stack* stack,
-                          std::vector<c10::IValue>& args);
+                          torch::jit::Stack* stack, Args& args);
   void call_unsafe_split(const c10::OperatorHandle& op,
-                         torch::jit::Stack* stack,
-                         std::vector<c10::IValue>& args);
+                         torch::jit::Stack* stack, Args& args);
   void call_rrelu_with_noise(const c10::OperatorHandle& op,
-                             torch::jit::Stack* stack,
-                             std::vector<c10::IValue>& args);
+                             torch::jit::Stack* stack, Args& args);
   void call_plain(const c10::OperatorHandle& op, torch::jit::Stack* stack,
-                  std::vector<c10::IValue> args);
-  Slots collect_slots(const std::vector<c10::IValue>& args,
-                      const MutationPlan& plan);
-  std::int64_t reserve_moved(const std::vector<c10::IValue>& args,
-                             const MutationPlan& plan);
+                  Args args);
+  Slots collect_slots(const Args& args, const MutationPlan& plan);
+  std::int64_t reserve_moved(const Args& args, const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
-                 const std::vector<c10::IValue>& args, const MutationPlan& plan,
-                 Slots& slots);
+                 const Args& args, const MutationPlan& plan, Slots& slots);
   void classify_results(const c10::FunctionSchema& schema,
-                        const std::string& name,
-                        const std::vector<c10::IValue>& args,
+                        const std::string& name, const Args& args,
                         const MutationPlan& plan, const Slots& slots,
                         Outputs& out);
-  void wrap_results(torch::jit::Stack* stack,
-                    const std::vector<c10::IValue>& args, const Outputs& out,
-                    const std::vector<std::shared_ptr<Cell>>& out_cells);
-  void note_parameters(const std::vector<c10::IValue>& args);
+  void wrap_results(torch::jit::Stack* stack, const Args& args,
+                    const Outputs& out, const OutCells& out_cells);
+  void note_parameters(const Args& args);
   void inherit_external(Cell& view, const Slots& slots, int input);
 
   // mutation.cpp
   MutationPlan plan_mutations(const c10::FunctionSchema& schema,
-                              const std::string& name,
-                              const std::vector<c10::IValue>& args);
+                              const std::string& name, const Args& args);
   void plan_write(const std::string& name, const at::Tensor& t, bool hidden,
                   std::size_t i, MutationPlan& plan);
   Mutation classify(const at::Tensor& wrapper, const Cell& cell,
@@ -209,19 +201,16 @@ class Context final : public Executor {
   bool program_visible(const Cell& cell) const;
   static constexpr std::size_t kListElement = static_cast<std::size_t>(-1);
   void hold(const std::shared_ptr<Cell>& cell);
-  void hold_written(const std::vector<c10::IValue>& args,
-                    const MutationPlan& plan);
+  void hold_written(const Args& args, const MutationPlan& plan);
   /// Note [Lineage cut]: the values of `owner` (every thread's if none).
   void cut_lineage(std::optional<std::thread::id> owner = std::nullopt);
   void note_escape(const std::string& name);
 
   // remat.cpp
-  void build_remat(const c10::OperatorHandle& op,
-                   const std::vector<c10::IValue>& args,
+  void build_remat(const c10::OperatorHandle& op, const Args& args,
                    const MutationPlan& plan, const Slots& slots,
                    const Outputs& out, const RngCapture& rng,
-                   const std::vector<TensorId>& out_ids,
-                   const std::vector<std::shared_ptr<Cell>>& out_cells);
+                   const OutIds& out_ids, const OutCells& out_cells);
   void check_plain_inputs(const Remat& r, const c10::IValue* args) const;
 
   std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
@@ -268,7 +257,7 @@ class Context final : public Executor {
   std::recursive_mutex mutex_;
   Runtime runtime_;
   std::vector<Cell*> cells_;  // by TensorId; null once dead
-  std::unordered_map<OpId, Remat*> remats_;
+  RematTable remats_;
   std::unordered_map<const c10::StorageImpl*, int> captured_;
   // Note [Program-visible buffers]: live visible cells per storage, and
   // the storage of each buffer given to checkpoint().
@@ -281,7 +270,8 @@ class Context final : public Executor {
     bool forget;  // the cell died (Note [Forgetting dead cells])
   };
   void forget(TensorId id);
-  void retry_forget(StorageId s, std::vector<TensorId>& dead);
+  using DeadIds = c10::SmallVector<TensorId, 4>;  // flush(): forgotten last
+  void retry_forget(StorageId s, DeadIds& dead);
   std::unordered_map<StorageId, std::vector<TensorId>> waiting_forget_;
   std::vector<Pending> pending_;
   int core_depth_ = 0;

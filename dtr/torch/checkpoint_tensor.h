@@ -14,6 +14,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/TensorImpl.h>
+#include <c10/util/SmallVector.h>
 
 #include <cstdint>
 #include <memory>
@@ -29,12 +30,12 @@ struct Handle;
 
 struct Cell : std::enable_shared_from_this<Cell> {
   TensorId id = kNoId;
-  at::Tensor value;                  ///< undefined while evicted
-  std::shared_ptr<Remat> remat;      ///< null: cannot be recomputed (held)
-  int handles = 0;                   ///< Handles pointing here (program refs)
-  std::vector<Handle*> handle_list;  ///< those Handles (for rebinding)
-  bool held = false;                 ///< locked in the runtime until death
-  bool core_ref = true;              ///< still owns its runtime external ref
+  at::Tensor value;              ///< undefined while evicted
+  std::shared_ptr<Remat> remat;  ///< null: cannot be recomputed (held)
+  int handles = 0;               ///< Handles pointing here (program refs)
+  c10::SmallVector<Handle*, 2> handle_list;  ///< those (for rebinding)
+  bool held = false;     ///< locked in the runtime until death
+  bool core_ref = true;  ///< still owns its runtime external ref
   /// For values in a buffer the program reaches without DTR (Note
   /// [Program-visible buffers]): a tensor given to checkpoint() and its
   /// views (that tensor, detached: same buffer and version counter), or a
@@ -49,18 +50,20 @@ struct Cell : std::enable_shared_from_this<Cell> {
 /// How to recompute the outputs of one operator call.
 struct Remat {
   c10::OperatorHandle op;
-  std::vector<c10::IValue> args;  ///< wrappers replaced by undefined tensors
+  /// Wrappers replaced by undefined tensors. The lists are inline (Note
+  /// [Inline call records]).
+  c10::SmallVector<c10::IValue, 6> args;
   /// Per tensor slot of `args` in traversal order: index into `inputs`, or
   /// -1 for a plain tensor kept in `args`.
-  std::vector<int> slots;
-  std::vector<std::shared_ptr<Cell>> inputs;
+  c10::SmallVector<int, 4> slots;
+  c10::SmallVector<std::shared_ptr<Cell>, 4> inputs;
   std::vector<int> cow_slots;  ///< slots cloned before the op (in-place)
   /// Per flattened tensor result: index into `outputs`, or -1 (ignored).
-  std::vector<int> result_map;
-  std::vector<TensorId> outputs;   ///< runtime ids (cells may be dead)
-  std::vector<int> stripped_args;  ///< hidden mutations passed as None
-  at::Generator generator;         ///< for random ops: the generator used
-  at::Tensor rng_state;            ///< its state before the op
+  c10::SmallVector<int, 2> result_map;
+  c10::SmallVector<TensorId, 2> outputs;  ///< runtime ids (cells may be dead)
+  std::vector<int> stripped_args;         ///< hidden mutations passed as None
+  at::Generator generator;  ///< for random ops: the generator used
+  at::Tensor rng_state;     ///< its state before the op
   std::vector<const c10::StorageImpl*> captured;  ///< plain storages read
   /// Plain tensors read, with their version counter at capture: a replay
   /// refuses to run if one was written since (Note [Stale plain inputs]).
@@ -69,7 +72,7 @@ struct Remat {
     std::uint32_t version;
     bool external;  ///< a checkpoint()ed tensor's cell, not a plain slot
   };
-  std::vector<PlainInput> plain_inputs;
+  c10::SmallVector<PlainInput, 2> plain_inputs;
   OpId op_id = kNoId;
   std::thread::id owner;  ///< the thread that ran the op
   explicit Remat(c10::OperatorHandle h) : op(std::move(h)) {}

@@ -26,8 +26,7 @@ std::int64_t now_ns() {
       .count();
 }
 
-RngCapture capture_rng(const OpRules& rules,
-                       const std::vector<c10::IValue>& args) {
+RngCapture capture_rng(const OpRules& rules, const Args& args) {
   RngCapture rng;
   if (!rules.random) return rng;
   for (const auto& a : args) {
@@ -76,8 +75,8 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   } span{*this, name};
   if (rules.unsupported) check_supported(schema, name);  // throws
   const std::size_t n = schema.arguments().size();
-  std::vector<c10::IValue> args(std::make_move_iterator(stack->end() - n),
-                                std::make_move_iterator(stack->end()));
+  Args args(std::make_move_iterator(stack->end() - n),
+            std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n, stack->end());
   if (route_special(op, rules, stack, args)) return;
   struct CurrentOp {  // names the operator in out-of-memory messages
@@ -108,16 +107,17 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   Outputs out = run_op(op, stack, args, plan, slots);
   classify_results(schema, name, args, plan, slots, out);
 
-  std::vector<std::shared_ptr<Cell>> out_cells;
+  OutCells out_cells;
   if (out.specs.empty()) {
     guard->abort();
   } else {
     const std::int64_t cost = cost_of(out.elapsed_ns, out.new_bytes);
     // No note_peak() here: a kMove output is counted before its old value
     // is evicted (same buffer); the allocation hook tracks the real level.
-    std::vector<TensorId> out_ids = guard->end(name, out.specs, cost);
+    const std::span<const TensorId> ended = guard->end(name, out.specs, cost);
+    const OutIds out_ids(ended.begin(), ended.end());
     if (recorder_ != nullptr) {
-      std::vector<OutputSpec> rec(out.specs);
+      std::vector<OutputSpec> rec(out.specs.begin(), out.specs.end());
       const Graph& g = runtime_.graph();
       for (auto& o : rec) {
         if (o.alias_of < 0) continue;
@@ -153,7 +153,7 @@ const OpRules& Context::rules_for(const c10::OperatorHandle& op) {
   return rules_.insert_or_assign(&op.schema(), rules_of(op)).first->second;
 }
 
-void Context::note_parameters(const std::vector<c10::IValue>& args) {
+void Context::note_parameters(const Args& args) {
   if (!at::GradMode::is_enabled()) return;
   for (const auto& a : args) {
     for_each_tensor(a, [&](const at::Tensor& t) {
@@ -168,8 +168,7 @@ void Context::note_parameters(const std::vector<c10::IValue>& args) {
   }
 }
 
-Slots Context::collect_slots(const std::vector<c10::IValue>& args,
-                             const MutationPlan& plan) {
+Slots Context::collect_slots(const Args& args, const MutationPlan& plan) {
   Slots s;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (plan.is_stripped(i)) continue;
@@ -204,7 +203,7 @@ Slots Context::collect_slots(const std::vector<c10::IValue>& args,
 // Where that room cannot be made (the locked inputs alone fill the
 // budget) the write goes ahead without it, as before: a move needs no new
 // memory, so a budget the runtime met must not become out of memory.
-std::int64_t Context::reserve_moved(const std::vector<c10::IValue>& args,
+std::int64_t Context::reserve_moved(const Args& args,
                                     const MutationPlan& plan) {
   std::int64_t bytes = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -225,8 +224,8 @@ std::int64_t Context::reserve_moved(const std::vector<c10::IValue>& args,
 // Step 2: the operator on plain values, below autograd, with every
 // allocation making room in the budget first.
 Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
-                        const std::vector<c10::IValue>& args,
-                        const MutationPlan& plan, Slots& slots) {
+                        const Args& args, const MutationPlan& plan,
+                        Slots& slots) {
   Outputs out;
   const std::size_t n_returns = op.schema().returns().size();
   AllocationWindow window(&make_room_hook);
@@ -272,8 +271,7 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
 
 // Step 3: which results are new values, which aliases, which ignored.
 void Context::classify_results(const c10::FunctionSchema& schema,
-                               const std::string& name,
-                               const std::vector<c10::IValue>& args,
+                               const std::string& name, const Args& args,
                                const MutationPlan& plan, const Slots& slots,
                                Outputs& out) {
   const auto& rets = schema.returns();
@@ -347,9 +345,8 @@ void Context::inherit_external(Cell& view, const Slots& slots, int input) {
 }
 
 // Step 4: wrappers for new values; in-place results return the argument.
-void Context::wrap_results(
-    torch::jit::Stack* stack, const std::vector<c10::IValue>& args,
-    const Outputs& out, const std::vector<std::shared_ptr<Cell>>& out_cells) {
+void Context::wrap_results(torch::jit::Stack* stack, const Args& args,
+                           const Outputs& out, const OutCells& out_cells) {
   std::size_t f = 0;
   for (std::size_t r = 0; r < out.results.size(); ++r) {
     const int j = out.inplace_arg[r];

@@ -3,6 +3,7 @@
 /// kernel]), passed between the steps in kernel.cpp, mutation.cpp and
 /// remat.cpp. Private to dtr_torch.
 #include <ATen/ATen.h>
+#include <c10/util/SmallVector.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,11 +15,21 @@
 
 namespace dtr::pt {
 
+// Note [Inline call records]
+// A small operator's call used to make some 40 heap allocations on top of
+// the operator's own: one per list below, per list of its Remat, per
+// Handle list. Nearly all of these lists hold one to four elements, so
+// they live inline (c10::SmallVector); lists that are empty unless the
+// call writes in place stay std::vector (an empty one allocates nothing).
+
+/// The arguments of one call, as taken off the stack.
+using Args = c10::SmallVector<c10::IValue, 8>;
+
 /// Step 1: what the call writes and how each write is carried out.
 struct MutationPlan {
-  std::vector<bool> write;    ///< per argument: written in place
-  std::vector<int> stripped;  ///< hidden writes, passed as None on replay
-  std::vector<bool> moved;    ///< per argument: Mutation::kMove
+  c10::SmallVector<bool, 8> write;  ///< per argument: written in place
+  std::vector<int> stripped;        ///< hidden writes, passed as None on replay
+  c10::SmallVector<bool, 8> moved;  ///< per argument: Mutation::kMove
   std::vector<TensorId> shared_storages;    ///< written in place, views live
   std::vector<at::Tensor> external_writes;  ///< program tensors written
   bool direct = false;    ///< the op runs in place on the real values
@@ -32,12 +43,12 @@ struct MutationPlan {
 
 /// Step 2: the call's tensor slots in traversal order (ivalue_tensors.h).
 struct Slots {
-  std::vector<std::shared_ptr<Cell>> cells;  ///< null for a plain tensor
-  std::vector<int> arg;            ///< the argument each slot came from
-  std::vector<int> input;          ///< index into `ids`, or -1 for plain
-  std::vector<TensorId> ids;       ///< the checkpointed inputs
-  std::vector<at::Tensor> values;  ///< what the operator received
-  std::vector<int> cow;            ///< slots cloned before the write
+  c10::SmallVector<std::shared_ptr<Cell>, 4> cells;  ///< null: plain tensor
+  c10::SmallVector<int, 4> arg;       ///< the argument each slot came from
+  c10::SmallVector<int, 4> input;     ///< index into `ids`, or -1 for plain
+  c10::SmallVector<TensorId, 4> ids;  ///< the checkpointed inputs
+  c10::SmallVector<at::Tensor, 4> values;  ///< what the operator received
+  std::vector<int> cow;                    ///< slots cloned before the write
   bool is_cow(std::size_t slot) const {
     return std::find(cow.begin(), cow.end(), static_cast<int>(slot)) !=
            cow.end();
@@ -46,14 +57,18 @@ struct Slots {
 
 /// Step 3: the operator's results, classified for the runtime.
 struct Outputs {
-  std::vector<c10::IValue> results;  ///< as the operator returned them
-  std::vector<OutputSpec> specs;     ///< one per new value
-  std::vector<at::Tensor> values;    ///< plain value of each spec
-  std::vector<int> result_map;       ///< per flattened result: spec or -1
-  std::vector<int> inplace_arg;      ///< per return: written argument or -1
+  c10::SmallVector<c10::IValue, 2> results;  ///< as the operator returned
+  c10::SmallVector<OutputSpec, 2> specs;     ///< one per new value
+  c10::SmallVector<at::Tensor, 2> values;    ///< plain value of each spec
+  c10::SmallVector<int, 2> result_map;   ///< per flattened result: spec or -1
+  c10::SmallVector<int, 2> inplace_arg;  ///< per return: written arg or -1
   std::int64_t new_bytes = 0;
   std::int64_t elapsed_ns = 0;
 };
+
+/// Step 4: the runtime's ids of the new values and their cells.
+using OutIds = c10::SmallVector<TensorId, 2>;
+using OutCells = c10::SmallVector<std::shared_ptr<Cell>, 2>;
 
 /// The random-number state a replay must reproduce.
 struct RngCapture {

@@ -14,7 +14,7 @@ namespace dtr::pt {
 
 MutationPlan Context::plan_mutations(const c10::FunctionSchema& schema,
                                      const std::string& name,
-                                     const std::vector<c10::IValue>& args) {
+                                     const Args& args) {
   const auto& formals = schema.arguments();
   MutationPlan plan;
   plan.write.resize(args.size());
@@ -125,7 +125,7 @@ bool Context::lineage_reads_storage(TensorId member) const {
   const Graph& g = runtime_.graph();
   for (TensorId t : g.storage(g.tensor(member).storage).tensors) {
     for (OpId consumer : g.tensor(t).consumers) {
-      if (remats_.count(consumer) != 0) return true;
+      if (remats_.contains(consumer)) return true;
     }
   }
   return false;
@@ -152,7 +152,7 @@ Context::Mutation Context::classify(const at::Tensor& wrapper, const Cell& cell,
     // (which could be evicted and replayed), the storage is copied first.
     for (TensorId member : st.tensors) {
       for (OpId consumer : g.tensor(member).consumers) {
-        if (remats_.count(consumer) == 0) continue;
+        if (!remats_.contains(consumer)) continue;
         for (TensorId out : g.op(consumer).outputs) {
           if (g.tensor(out).storage != t.storage) return Mutation::kShared;
         }
@@ -213,7 +213,7 @@ void Context::copy_storage_on_write(TensorId member) {
       at::Tensor v = at::empty({0}, c->value.options())
                          .set_(raw.storage(), c->value.storage_offset(),
                                c->value.sizes(), c->value.strides());
-      CallGuard alias(runtime_, {root});
+      CallGuard alias(runtime_, {&root, 1});
       OutputSpec view_spec{0, 0};
       const TensorId view =
           alias.end("copy_on_write_view", {&view_spec, 1}, 1)[0];
@@ -230,7 +230,8 @@ void Context::copy_storage_on_write(TensorId member) {
     new_cell(root, raw);
   }
   for (std::size_t k = 0; k < views.size(); ++k) {
-    std::vector<Handle*> handles = views[k]->handle_list;
+    std::vector<Handle*> handles(views[k]->handle_list.begin(),
+                                 views[k]->handle_list.end());
     for (Handle* h : handles) h->reset(copies[k]);
   }
 }
@@ -247,8 +248,7 @@ void Context::hold(const std::shared_ptr<Cell>& cell) {
 // After a direct write: every written value stays resident, since its
 // lineage would recompute the old contents, and so does every live value
 // sharing a written storage.
-void Context::hold_written(const std::vector<c10::IValue>& args,
-                           const MutationPlan& plan) {
+void Context::hold_written(const Args& args, const MutationPlan& plan) {
   const Graph& g = runtime_.graph();
   for (TensorId member_of : plan.shared_storages) {
     std::vector<std::shared_ptr<Cell>> members;
@@ -290,12 +290,12 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   auto mine = [&](const auto& x) { return !owner || x.owner == *owner; };
   std::unordered_set<const Cell*> read_elsewhere;
   if (owner) {
-    for (const auto& [op, r] : remats_) {
-      if (mine(*r)) continue;
-      for (const auto& in : r->inputs) {
+    remats_.for_each([&](const Remat& r) {
+      if (mine(r)) return;
+      for (const auto& in : r.inputs) {
         if (mine(*in)) read_elsewhere.insert(in.get());
       }
-    }
+    });
   }
   std::vector<std::shared_ptr<Cell>> live;
   bool others = false;  // another thread's values keep their lineage

@@ -120,7 +120,7 @@ bool is_metadata_result(const c10::FunctionSchema& schema, std::size_t r) {
 }
 
 std::vector<int> hidden_writes(const c10::FunctionSchema& schema,
-                               const std::vector<c10::IValue>& args) {
+                               c10::ArrayRef<c10::IValue> args) {
   std::vector<int> out;
   if (schema.name() == "aten::native_batch_norm" && args[5].toBool()) {
     for (int i : {3, 4}) {

@@ -60,6 +60,6 @@ std::optional<c10::OperatorHandle> out_of_place_view(
 /// Note [Metadata results]: result `r` of the op stays a plain tensor.
 bool is_metadata_result(const c10::FunctionSchema& schema, std::size_t r);
 std::vector<int> hidden_writes(const c10::FunctionSchema& schema,
-                               const std::vector<c10::IValue>& args);
+                               c10::ArrayRef<c10::IValue> args);
 
 }  // namespace dtr::pt

@@ -30,12 +30,10 @@ struct RngSwap {
 
 }  // namespace
 
-void Context::build_remat(const c10::OperatorHandle& op,
-                          const std::vector<c10::IValue>& args,
+void Context::build_remat(const c10::OperatorHandle& op, const Args& args,
                           const MutationPlan& plan, const Slots& slots,
                           const Outputs& out, const RngCapture& rng,
-                          const std::vector<TensorId>& out_ids,
-                          const std::vector<std::shared_ptr<Cell>>& out_cells) {
+                          const OutIds& out_ids, const OutCells& out_cells) {
   auto remat = std::make_shared<Remat>(op);
   remat->owner = std::this_thread::get_id();
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -47,7 +45,7 @@ void Context::build_remat(const c10::OperatorHandle& op,
       return as_checkpoint(t) != nullptr ? at::Tensor() : t;
     }));
   }
-  remat->slots = slots.input;
+  remat->slots.assign(slots.input.begin(), slots.input.end());
   for (std::size_t k = 0; k < slots.cells.size(); ++k) {
     if (slots.cells[k]) {
       remat->inputs.push_back(slots.cells[k]);
@@ -62,14 +60,14 @@ void Context::build_remat(const c10::OperatorHandle& op,
           {static_cast<int>(k), version_of(slots.values[k]), false});
     }
   }
-  remat->stripped_args = plan.stripped;
+  remat->stripped_args = plan.stripped;  // both empty unless it writes
   remat->cow_slots = slots.cow;
-  remat->result_map = out.result_map;
-  remat->outputs = out_ids;
+  remat->result_map.assign(out.result_map.begin(), out.result_map.end());
+  remat->outputs.assign(out_ids.begin(), out_ids.end());
   remat->generator = rng.generator;
   remat->rng_state = rng.state;
   remat->op_id = runtime_.graph().tensor(out_ids[0]).op;
-  remats_[remat->op_id] = remat.get();
+  remats_.set(remat->op_id, remat.get());
   for (auto& c : out_cells) c->remat = remat;
 }
 
@@ -112,10 +110,10 @@ void Context::check_plain_inputs(const Remat& r,
 }
 
 void Context::replay(const Graph& graph, OpId op_id) {
-  auto it = remats_.find(op_id);
-  DTR_ASSERT(it != remats_.end(), "no rematerializer for op ", op_id, " (",
+  Remat* found = remats_.find(op_id);
+  DTR_ASSERT(found != nullptr, "no rematerializer for op ", op_id, " (",
              graph.op(op_id).name, ")");
-  Remat& r = *it->second;
+  Remat& r = *found;
   check_plain_inputs(r, r.args.data());
   torch::jit::Stack stack;
   {

@@ -57,8 +57,7 @@ at::Tensor layout_preserving_clone(const at::Tensor& p) {
 
 // Operators that are not recorded as one call of themselves.
 bool Context::route_special(const c10::OperatorHandle& op, const OpRules& rules,
-                            torch::jit::Stack* stack,
-                            std::vector<c10::IValue>& args) {
+                            torch::jit::Stack* stack, Args& args) {
   using Route = OpRules::Route;
   switch (rules.route) {
     case Route::kNone:
@@ -91,8 +90,7 @@ bool Context::route_special(const c10::OperatorHandle& op, const OpRules& rules,
 
 // Note [In-place view operators] (op_rules.cpp): the view, then a swap.
 void Context::call_in_place_view(const c10::OperatorHandle& view,
-                                 torch::jit::Stack* stack,
-                                 std::vector<c10::IValue>& args) {
+                                 torch::jit::Stack* stack, Args& args) {
   at::Tensor self = args[0].toTensor();
   if (auto* in = as_checkpoint(self); in && in->handle()->cell->program_input) {
     // The caller's tensor is not ours to reshape: only the wrapper would
@@ -133,8 +131,7 @@ void Context::call_in_place_view(const c10::OperatorHandle& view,
 // which moves the vectorized loop's scalar tail and changes sigmoid_'s
 // last bits (nn.GRU differed from plain PyTorch in 128 of 300 trials).
 void Context::call_unsafe_split(const c10::OperatorHandle& op,
-                                torch::jit::Stack* stack,
-                                std::vector<c10::IValue>& args) {
+                                torch::jit::Stack* stack, Args& args) {
   for (auto& a : args) stack->push_back(std::move(a));
   in_unsafe_split_ = true;
   try {
@@ -167,8 +164,7 @@ void Context::call_unsafe_split(const c10::OperatorHandle& op,
 // moves to it, as after any in-place write. The in-place form then copies
 // the result into self (the same bits: it is what the op would write).
 void Context::call_rrelu_with_noise(const c10::OperatorHandle& op,
-                                    torch::jit::Stack* stack,
-                                    std::vector<c10::IValue>& args) {
+                                    torch::jit::Stack* stack, Args& args) {
   static const c10::OperatorHandle functional =
       c10::Dispatcher::singleton().findSchemaOrThrow(
           "dtr::rrelu_with_noise_functional", "");
@@ -196,8 +192,7 @@ void Context::call_rrelu_with_noise(const c10::OperatorHandle& op,
 
 // Runs `op` on the plain values of its arguments without recording it.
 void Context::call_plain(const c10::OperatorHandle& op,
-                         torch::jit::Stack* stack,
-                         std::vector<c10::IValue> args) {
+                         torch::jit::Stack* stack, Args args) {
   CoreScope scope(*this);
   std::vector<std::shared_ptr<Cell>> cells;
   std::vector<TensorId> ids;
