@@ -56,23 +56,13 @@ class OrdinaryProgramTest(unittest.TestCase):
         # attention pooling, Adam(amsgrad, foreach). Its backward writes
         # gradients into [16, 24] views of [16, 25] buffers; a replay used
         # to give them contiguous strides, and the weights came out
-        # different in the last bits (session 11).
-        class Net(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.gru = torch.nn.GRU(12, 24, num_layers=2,
-                                        batch_first=True)
-                self.att = torch.nn.Linear(24, 1)
-                self.head = torch.nn.Linear(24, 5)
-
-            def forward(self, x):
-                h, _ = self.gru(x)
-                w = torch.softmax(self.att(h).squeeze(-1), dim=1)
-                return self.head((w.unsqueeze(-1) * h).sum(1))
+        # different in the last bits (session 11). The model is the zoo's
+        # (test_zoo_heuristics.py runs it under more heuristics).
+        from zoo.cases import AttentionPooledGRU
 
         def train(use_dtr, budget=None):
             torch.manual_seed(0)
-            m = Net()
+            m = AttentionPooledGRU()
             opt = torch.optim.Adam(m.parameters(), lr=1e-3, amsgrad=True,
                                    foreach=True)
             if use_dtr:

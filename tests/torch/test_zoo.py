@@ -57,8 +57,6 @@ class ZooTest(unittest.TestCase):
                 dtr.set_budget(dtr.UNLIMITED)
             _ROWS.append(row)
             ok, why = harness.acceptable(row)
-            if not ok and row["traceback"]:
-                why += "\n" + row["traceback"]
             if row["message"].startswith("unbudgeted run:"):
                 self.fail("%s (unbudgeted) %s" % (case.name, why))
             with self.subTest(ratio=ratio):

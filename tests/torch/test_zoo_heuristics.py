@@ -41,8 +41,6 @@ class ZooHeuristicsTest(unittest.TestCase):
                 dtr.set_heuristic(h)
                 row = harness.run_case(case, RATIO)
                 ok, why = harness.acceptable(row)
-                if not ok and row["traceback"]:
-                    why += "\n" + row["traceback"]
                 with self.subTest(heuristic=h):
                     self.assertTrue(ok, "%s under %s at %s: %s" % (
                         case.name, h, RATIO, why))

@@ -257,7 +257,8 @@ def run_case(case, ratio):
 
 
 def acceptable(row):
-    """The test's verdict on one run_case() row: (ok, reason)."""
+    """The test's verdict on one run_case() row: (ok, reason); a failed
+    run's reason ends with its traceback, if it raised."""
     if row["outcome"] == IDENTICAL:
         if row["budget"] is not None and row["dtr_peak"] > row["budget"]:
             return False, "dtr_peak_bytes %d > budget %d" % (
@@ -265,4 +266,7 @@ def acceptable(row):
         return True, ""
     if row["outcome"] == OOM and row["oom_explained"]:
         return True, ""
-    return False, "%s: %s" % (row["outcome"], row["message"])
+    why = "%s: %s" % (row["outcome"], row["message"])
+    if row["traceback"]:
+        why += "\n" + row["traceback"]
+    return False, why
