@@ -35,14 +35,17 @@ const Region& LoggedRegions::regions(const Graph& g, StorageId s) {
   Cache& c = cache_[s];
   if (c.valid) {
     // Still exact unless a later event touched one of its members.
+    std::vector<StorageId>& members = c.region.interior;
     if (!c.sorted) {
-      std::sort(c.region.members.begin(), c.region.members.end());
+      members.insert(members.end(), c.region.frontier.begin(),
+                     c.region.frontier.end());
+      c.region.frontier.clear();
+      std::sort(members.begin(), members.end());
       c.sorted = true;
     }
     for (std::size_t i = c.stamp; i < events_.size(); ++i) {
       ++accesses_;
-      if (std::binary_search(c.region.members.begin(), c.region.members.end(),
-                             events_[i])) {
+      if (std::binary_search(members.begin(), members.end(), events_[i])) {
         c.valid = false;
         break;
       }

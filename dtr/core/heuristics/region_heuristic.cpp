@@ -88,6 +88,19 @@ void RegionHeuristic::audit(const Graph& g, StorageId s, std::int64_t down_ns,
              ")");
 }
 
+void RegionHeuristic::audit_bound(const Graph& g, StorageId s) {
+  const ChoiceMode mode = choice_mode();
+  if (mode != ChoiceMode::kCheck && mode != ChoiceMode::kCheckFastScan) return;
+  if (++audit_reads_ % kAuditEvery != 0) return;
+  walk_.walk(g, s, 0, nullptr, audit_scratch_);
+  const std::int64_t sums = saturating_add(audit_scratch_.down_compute_ns,
+                                           audit_scratch_.up_compute_ns);
+  DTR_ASSERT(watched_.lower_bound(s) <= sums, "[", name(),
+             "] a cached bound on the regions of storage ", s, " (",
+             watched_.lower_bound(s), " ns) exceeds a fresh walk's sums (",
+             sums, " ns)");
+}
+
 std::int64_t RegionHeuristic::region_cost(const Storage& st,
                                           std::int64_t down_ns,
                                           std::int64_t up_ns) {
@@ -157,6 +170,7 @@ IndexedHeuristic::CostBound RegionHeuristic::walk_within(
     audit(g, s, sums.down_compute_ns, sums.up_compute_ns);
     return {region_cost(st, sums.down_compute_ns, sums.up_compute_ns), true};
   }
+  audit_bound(g, s);
   return {saturating_add(st.compute_ns, watched_.lower_bound(s)), false};
 }
 
@@ -192,6 +206,7 @@ StorageId RegionHeuristic::fast_scan(const ChooseContext& ctx) {
       candidates_.push_back(c);
     } else {
       open_.push_back(static_cast<std::uint32_t>(candidates_.size()));
+      audit_bound(g, s);
       std::int64_t bound =
           saturating_add(st.compute_ns, watched_.lower_bound(s));
       candidates_.push_back({score_with_cost(st, bound, ctx.now), s,

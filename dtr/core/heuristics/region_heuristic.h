@@ -74,6 +74,8 @@ class RegionHeuristic : public IndexedHeuristic {
   /// both caches could miss the same event and still agree with each other.
   void audit(const Graph& g, StorageId s, std::int64_t down_ns,
              std::int64_t up_ns);
+  /// The same for a bound read from a cache: it must not exceed the sums.
+  void audit_bound(const Graph& g, StorageId s);
   static constexpr std::uint64_t kAuditEvery = 8;
 
   RegionWalk walk_;

@@ -19,7 +19,11 @@ void RegionWalk::on_recycled(StorageId s) {
 
 bool RegionWalk::walk(const Graph& g, StorageId s, std::int64_t own_ns,
                       const RegionLimit* limit, Region& r) {
-  r.members.clear();
+  r.interior.clear();
+  r.frontier.clear();
+  r.sum_before.clear();
+  r.up_count = 0;
+  r.shared = false;
   r.down_compute_ns = r.up_compute_ns = 0;
   std::int64_t total = own_ns;
   std::uint64_t visits = 0;
@@ -27,7 +31,9 @@ bool RegionWalk::walk(const Graph& g, StorageId s, std::int64_t own_ns,
   // but share one member set, since an event in either invalidates.
   ++epoch_;
   ++interior_epoch_;
-  if (!explore(g, s, /*upward=*/true, r, total, visits, limit)) return false;
+  const bool whole = explore(g, s, /*upward=*/true, r, total, visits, limit);
+  r.up_count = static_cast<std::uint32_t>(r.interior.size());
+  if (!whole) return false;
   if (!with_down_) return true;
   ++interior_epoch_;
   return explore(g, s, /*upward=*/false, r, total, visits, limit);
@@ -54,14 +60,21 @@ bool RegionWalk::explore(const Graph& g, StorageId base, bool upward, Region& r,
     // A storage not computed yet (an output of the op being performed) is
     // not evicted: it is about to exist, and costs nothing to lose. It is a
     // member all the same, since its eviction later changes the region.
-    if (member_mark_[u] != epoch_) {
-      member_mark_[u] = epoch_;
-      r.members.push_back(u);
-    }
-    if (us.resident || !us.computed || interior_mark_[u] == interior_epoch_) {
+    const bool frontier = us.resident || !us.computed;
+    const bool found = member_mark_[u] == epoch_;
+    member_mark_[u] = epoch_;
+    if (frontier) {
+      if (!found) r.frontier.push_back(u);
       return;
     }
+    if (interior_mark_[u] == interior_epoch_) return;
     interior_mark_[u] = interior_epoch_;
+    if (found) {
+      r.shared = true;  // found upward, now downward
+    } else {
+      r.interior.push_back(u);
+      r.sum_before.push_back(sum);
+    }
     // Each storage's cost is bounded (limits.h), a region's sum is not: a
     // many-output op counts its cost once per output storage.
     sum = saturating_add(sum, us.compute_ns);

@@ -28,13 +28,32 @@ void WatchedRegions::demote(StorageId s) {
   stale_.push_back(s);
 }
 
+void WatchedRegions::truncate(const Watcher& w) {
+  if (w.index == kFrontier) {
+    demote(w.storage);  // the interior's sums still count
+    return;
+  }
+  Cache& c = cache_[w.storage];
+  if (!c.valid) return;
+  const std::int64_t before = lower_bound(w.storage);
+  if (w.index < c.region.up_count) {
+    c.up_len = std::min(c.up_len, w.index);
+    c.down_lost = c.down_lost || c.region.shared;
+  } else {
+    c.down_len = std::min(c.down_len, w.index - c.region.up_count);
+  }
+  if (c.bound && lower_bound(w.storage) == before) return;
+  c.bound = true;
+  stale_.push_back(w.storage);  // its index entry may now be too high
+}
+
 void WatchedRegions::on_changed(StorageId s, Change change) {
   invalidate(s);
   for (const Watcher& w : watchers_[s]) {
     ++accesses_;
     if (cache_[w.storage].generation != w.generation) continue;
     if (change == Change::kShrinks) {
-      invalidate(w.storage);
+      truncate(w);
     } else {
       demote(w.storage);
     }
@@ -47,17 +66,18 @@ void WatchedRegions::on_recycled(StorageId s) {
   on_changed(s, Change::kShrinks);
   Cache& c = cache_[s];
   c.region = Region{};
+  c.up_len = c.down_len = 0;
+  c.down_lost = false;
   c.bound = false;
   ++c.generation;  // the old storage's registrations are stale
 }
 
-void WatchedRegions::watch(StorageId member, StorageId s,
-                           std::uint32_t generation) {
+void WatchedRegions::watch(StorageId member, const Watcher& w) {
   std::vector<Watcher>& list = watchers_[member];
   // A region recomputed again registers at the same members in the same
   // order, so its stale entry is often the last one: reuse it.
-  if (!list.empty() && list.back().storage == s) {
-    list.back().generation = generation;
+  if (!list.empty() && list.back().storage == w.storage) {
+    list.back() = w;
     return;
   }
   if (list.size() >= prune_at_[member]) {
@@ -67,7 +87,7 @@ void WatchedRegions::watch(StorageId member, StorageId s,
     prune_at_[member] =
         static_cast<std::uint32_t>(std::max<std::size_t>(8, 2 * list.size()));
   }
-  list.push_back({s, generation});
+  list.push_back(w);
 }
 
 void WatchedRegions::register_members(StorageId s, bool bound) {
@@ -75,7 +95,15 @@ void WatchedRegions::register_members(StorageId s, bool bound) {
   c.valid = true;
   c.bound = bound;
   ++c.generation;
-  for (StorageId u : c.region.members) watch(u, s, c.generation);
+  c.up_len = c.region.up_count;
+  c.down_len = c.region.down_count();
+  c.down_lost = false;
+  const std::vector<StorageId>& interior = c.region.interior;
+  for (std::uint32_t i = 0; i < interior.size(); ++i) {
+    watch(interior[i], {s, c.generation, i});
+  }
+  if (bound) return;  // Note [Regions that only grow]
+  for (StorageId u : c.region.frontier) watch(u, {s, c.generation, kFrontier});
 }
 
 WatchedRegions::Sums WatchedRegions::exact_sums(const Graph& g, StorageId s) {
@@ -113,7 +141,9 @@ bool WatchedRegions::within(const Graph& g, StorageId s, std::int64_t own_ns,
 std::int64_t WatchedRegions::lower_bound(StorageId s) const {
   const Cache& c = cache_[s];
   if (!c.valid) return 0;
-  return saturating_add(c.region.down_compute_ns, c.region.up_compute_ns);
+  const std::int64_t up = c.region.up_sum_before(c.up_len);
+  return c.down_lost ? up
+                     : saturating_add(up, c.region.down_sum_before(c.down_len));
 }
 
 }  // namespace dtr

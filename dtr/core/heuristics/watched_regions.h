@@ -18,9 +18,14 @@
 /// adds edges at a member: its interior stays reachable through storages
 /// still evicted. Its cache is then no longer exact, but its sum is still a
 /// lower bound, so the watchers demote it to a bound, keeping its
-/// registrations; only a rematerialized, banished or recycled member
-/// (Change::kShrinks) drops it. A stopped DFS (Note [Bounded regions])
-/// leaves such a bound too, registered at the members it saw. The member
+/// registrations. A rematerialized, banished or recycled member
+/// (Change::kShrinks) lowers it to the sums found before that member (Note
+/// [Truncated regions]), or, at a frontier member, demotes it. A stopped
+/// DFS (Note [Bounded regions]) leaves such a bound too. A bound counts
+/// only interior members, and only a change to one of those can lower the
+/// region below it, so a stopped DFS registers at the interior it saw, not
+/// at its frontier (on nn.GRU's trace that halves the registrations). The
+/// member
 /// just evicted is no longer watched (its list is emptied), which is sound
 /// since the bound never counted it; an evicted member that gains edges
 /// keeps its watchers, since a bound may count it. The pruned scan skips a
@@ -73,18 +78,27 @@ class WatchedRegions {
   struct Cache {
     Region region;
     std::uint32_t generation = 0;  ///< registrations (watcher entries)
-    bool valid = false;            ///< exact, or a valid bound if `bound`
-    bool bound = false;            ///< the sums are only a lower bound
+    /// The interior members still known to be in the region, per direction
+    /// (Note [Truncated regions]): all of them unless a member shrank it;
+    /// `down_lost`: nothing is known of the downward region.
+    std::uint32_t up_len = 0, down_len = 0;
+    bool down_lost = false;
+    bool valid = false;  ///< exact, or a valid bound if `bound`
+    bool bound = false;  ///< the sums are only a lower bound
   };
   struct Watcher {
     StorageId storage;
     std::uint32_t generation;
+    std::uint32_t index;  ///< the member's place in the interior, or:
   };
+  static constexpr std::uint32_t kFrontier = ~std::uint32_t{0};
   void invalidate(StorageId s);  ///< drops the cache; reports s stale
   void demote(StorageId s);      ///< exact to bound; reports s stale
+  /// Note [Truncated regions]: w's member left the region.
+  void truncate(const Watcher& w);
   /// Registers the cache's members; `bound`: from a stopped DFS.
   void register_members(StorageId s, bool bound);
-  void watch(StorageId member, StorageId s, std::uint32_t generation);
+  void watch(StorageId member, const Watcher& w);
 
   std::vector<Cache> cache_;
   std::vector<std::vector<Watcher>> watchers_;  // per member storage
