@@ -3,6 +3,8 @@
 // lower bound instead of forgetting everything. The bound must never exceed
 // what a fresh walk finds (a too-high bound hides a victim); these graphs
 // are built so that keeping too much would exceed it.
+#include "dtr/core/heuristics/watched_regions.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,7 +12,6 @@
 
 #include "dtr/core/graph.h"
 #include "dtr/core/heuristics/region_walk.h"
-#include "dtr/core/heuristics/watched_regions.h"
 
 namespace dtr {
 namespace {

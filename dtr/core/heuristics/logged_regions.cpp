@@ -4,10 +4,6 @@
 
 namespace dtr {
 
-void LoggedRegions::on_storage_created(StorageId s) {
-  if (cache_.size() <= s) cache_.resize(s + 1);
-}
-
 void LoggedRegions::on_edges_added(StorageId s, bool logged) {
   if (!active_ || s >= cache_.size()) return;
   cache_[s].valid = false;
@@ -16,7 +12,7 @@ void LoggedRegions::on_edges_added(StorageId s, bool logged) {
 
 void LoggedRegions::on_changed(StorageId s) {
   if (!active_) return;
-  cache_[s].valid = false;
+  if (s < cache_.size()) cache_[s].valid = false;
   events_.push_back(s);
 }
 
@@ -24,6 +20,7 @@ void LoggedRegions::on_recycled(StorageId s) {
   // Caches holding s as a member were invalidated by the event logged when
   // s was banished; log one more so that stays true whatever the order.
   on_changed(s);
+  if (s >= cache_.size()) return;
   Cache& c = cache_[s];
   c.region = Region{};
   c.sorted = false;
@@ -32,14 +29,13 @@ void LoggedRegions::on_recycled(StorageId s) {
 
 const Region& LoggedRegions::regions(const Graph& g, StorageId s) {
   active_ = true;
+  // Sized on demand: a run choosing by the index never pays for it.
+  if (cache_.size() <= s) cache_.resize(g.storage_count());
   Cache& c = cache_[s];
   if (c.valid) {
     // Still exact unless a later event touched one of its members.
-    std::vector<StorageId>& members = c.region.interior;
+    std::vector<StorageId>& members = c.region.members;
     if (!c.sorted) {
-      members.insert(members.end(), c.region.frontier.begin(),
-                     c.region.frontier.end());
-      c.region.frontier.clear();
       std::sort(members.begin(), members.end());
       c.sorted = true;
     }

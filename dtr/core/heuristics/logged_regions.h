@@ -22,7 +22,6 @@ class LoggedRegions {
  public:
   LoggedRegions(RegionWalk& walk, std::uint64_t& accesses)
       : walk_(walk), accesses_(accesses) {}
-  void on_storage_created(StorageId s);
   /// New edges at s: its own cache is stale, and, if s is evicted, every
   /// cache through it (`logged`).
   void on_edges_added(StorageId s, bool logged);

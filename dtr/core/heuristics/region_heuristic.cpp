@@ -11,7 +11,6 @@ namespace dtr {
 
 void RegionHeuristic::on_storage_created(const Graph& g, StorageId s) {
   walk_.on_storage_created(s);
-  logged_.on_storage_created(s);
   watched_.on_storage_created(s);
 }
 

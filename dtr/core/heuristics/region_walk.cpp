@@ -19,9 +19,9 @@ void RegionWalk::on_recycled(StorageId s) {
 
 bool RegionWalk::walk(const Graph& g, StorageId s, std::int64_t own_ns,
                       const RegionLimit* limit, Region& r) {
-  r.interior.clear();
-  r.frontier.clear();
-  r.sum_before.clear();
+  r.members.clear();
+  sum_before_.clear();
+  frontier_.clear();
   r.up_count = 0;
   r.shared = false;
   r.down_compute_ns = r.up_compute_ns = 0;
@@ -31,12 +31,15 @@ bool RegionWalk::walk(const Graph& g, StorageId s, std::int64_t own_ns,
   // but share one member set, since an event in either invalidates.
   ++epoch_;
   ++interior_epoch_;
-  const bool whole = explore(g, s, /*upward=*/true, r, total, visits, limit);
-  r.up_count = static_cast<std::uint32_t>(r.interior.size());
-  if (!whole) return false;
-  if (!with_down_) return true;
-  ++interior_epoch_;
-  return explore(g, s, /*upward=*/false, r, total, visits, limit);
+  bool whole = explore(g, s, /*upward=*/true, r, total, visits, limit);
+  r.up_count = static_cast<std::uint32_t>(r.members.size());
+  if (whole && with_down_) {
+    ++interior_epoch_;
+    whole = explore(g, s, /*upward=*/false, r, total, visits, limit);
+  }
+  r.interior_count = static_cast<std::uint32_t>(r.members.size());
+  r.members.insert(r.members.end(), frontier_.begin(), frontier_.end());
+  return whole;
 }
 
 bool RegionWalk::explore(const Graph& g, StorageId base, bool upward, Region& r,
@@ -64,7 +67,7 @@ bool RegionWalk::explore(const Graph& g, StorageId base, bool upward, Region& r,
     const bool found = member_mark_[u] == epoch_;
     member_mark_[u] = epoch_;
     if (frontier) {
-      if (!found) r.frontier.push_back(u);
+      if (!found) frontier_.push_back(u);
       return;
     }
     if (interior_mark_[u] == interior_epoch_) return;
@@ -72,8 +75,8 @@ bool RegionWalk::explore(const Graph& g, StorageId base, bool upward, Region& r,
     if (found) {
       r.shared = true;  // found upward, now downward
     } else {
-      r.interior.push_back(u);
-      r.sum_before.push_back(sum);
+      r.members.push_back(u);
+      sum_before_.push_back(sum);
     }
     // Each storage's cost is bounded (limits.h), a region's sum is not: a
     // many-output op counts its cost once per output storage.

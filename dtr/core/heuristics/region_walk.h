@@ -34,37 +34,25 @@
 namespace dtr {
 
 /// One storage's regions: both directions' cost sums and their members
-/// without repeats: the interior (evicted storages the sums count) in the
-/// order the DFS found them, the upward walk's first, and the frontier
+/// without repeats: first the interior (evicted storages the sums count) in
+/// the order the DFS found them, the upward walk's first, then the frontier
 /// (resident or not yet computed storages next to it).
 ///
 /// Note [Truncated regions]
 /// A DFS finds each storage from one found before it, so the storages found
 /// before interior member i stay reachable without it: when i alone becomes
-/// resident, its direction's sum before it (sum_before[i]) is still a lower
-/// bound on that direction's region. A storage in both directions' regions
-/// is listed once, in the upward part, so when some is (`shared`), losing
-/// an upward member leaves no bound on the downward region.
+/// resident, its direction's sum before it was found (RegionWalk::
+/// sums_before) is still a lower bound on that direction's region. A storage
+/// in both directions' regions is listed once, in the upward part, so when
+/// some is (`shared`), losing an upward member leaves no bound on the
+/// downward region.
 struct Region {
-  std::vector<StorageId> interior;
-  std::vector<StorageId> frontier;
-  std::vector<std::int64_t> sum_before;  ///< per interior member
-  std::uint32_t up_count = 0;  ///< interior[0, up_count) are the upward part
-  bool shared = false;         ///< an interior storage is in both directions
+  std::vector<StorageId> members;
+  std::uint32_t interior_count = 0;  ///< members[0, interior_count)
+  std::uint32_t up_count = 0;        ///< members[0, up_count) are found upward
+  bool shared = false;  ///< an interior storage is in both directions
   std::int64_t down_compute_ns = 0;
   std::int64_t up_compute_ns = 0;
-
-  std::uint32_t down_count() const {
-    return static_cast<std::uint32_t>(interior.size()) - up_count;
-  }
-  /// A direction's sum before its `n`-th listed interior member was found
-  /// (Note [Truncated regions]); the whole sum for n = its count.
-  std::int64_t up_sum_before(std::uint32_t n) const {
-    return n == up_count ? up_compute_ns : sum_before[n];
-  }
-  std::int64_t down_sum_before(std::uint32_t n) const {
-    return n == down_count() ? down_compute_ns : sum_before[up_count + n];
-  }
 };
 
 /// Note [Bounded regions]: where a DFS stops. Totals (c0 plus the regions'
@@ -93,6 +81,9 @@ class RegionWalk {
   /// holds part of the regions) once `own_ns` plus the sums is over it.
   bool walk(const Graph& g, StorageId s, std::int64_t own_ns,
             const RegionLimit* limit, Region& r);
+  /// Per interior member of the last walk's region, its direction's sum
+  /// before it was found (Note [Truncated regions]).
+  const std::vector<std::int64_t>& sums_before() const { return sum_before_; }
 
  private:
   bool explore(const Graph& g, StorageId base, bool upward, Region& r,
@@ -104,6 +95,8 @@ class RegionWalk {
   std::uint32_t epoch_ = 0;                                 // member marks
   std::uint32_t interior_epoch_ = 0;  // interior marks, per direction
   std::vector<StorageId> stack_;
+  std::vector<StorageId> frontier_;  // appended to the members at the end
+  std::vector<std::int64_t> sum_before_;
   std::uint64_t& accesses_;
 };
 

@@ -29,18 +29,21 @@ void WatchedRegions::demote(StorageId s) {
 }
 
 void WatchedRegions::truncate(const Watcher& w) {
-  if (w.index == kFrontier) {
+  const auto place = static_cast<Place>(w.place);
+  if (place == Place::kFrontier) {
     demote(w.storage);  // the interior's sums still count
     return;
   }
   Cache& c = cache_[w.storage];
   if (!c.valid) return;
   const std::int64_t before = lower_bound(w.storage);
-  if (w.index < c.region.up_count) {
-    c.up_len = std::min(c.up_len, w.index);
-    c.down_lost = c.down_lost || c.region.shared;
+  const auto sum = static_cast<std::int64_t>(w.sum_before);
+  Region& r = c.region;
+  if (place == Place::kUp) {
+    r.up_compute_ns = std::min(r.up_compute_ns, sum);
+    if (r.shared) r.down_compute_ns = 0;
   } else {
-    c.down_len = std::min(c.down_len, w.index - c.region.up_count);
+    r.down_compute_ns = std::min(r.down_compute_ns, sum);
   }
   if (c.bound && lower_bound(w.storage) == before) return;
   c.bound = true;
@@ -66,8 +69,6 @@ void WatchedRegions::on_recycled(StorageId s) {
   on_changed(s, Change::kShrinks);
   Cache& c = cache_[s];
   c.region = Region{};
-  c.up_len = c.down_len = 0;
-  c.down_lost = false;
   c.bound = false;
   ++c.generation;  // the old storage's registrations are stale
 }
@@ -95,15 +96,20 @@ void WatchedRegions::register_members(StorageId s, bool bound) {
   c.valid = true;
   c.bound = bound;
   ++c.generation;
-  c.up_len = c.region.up_count;
-  c.down_len = c.region.down_count();
-  c.down_lost = false;
-  const std::vector<StorageId>& interior = c.region.interior;
-  for (std::uint32_t i = 0; i < interior.size(); ++i) {
-    watch(interior[i], {s, c.generation, i});
+  const Region& r = c.region;
+  const std::vector<std::int64_t>& sums = walk_.sums_before();
+  constexpr std::int64_t kMaxSum = (std::int64_t{1} << 62) - 1;
+  for (std::uint32_t i = 0; i < r.interior_count; ++i) {
+    const Place place = i < r.up_count ? Place::kUp : Place::kDown;
+    watch(r.members[i], {s, c.generation,
+                         static_cast<std::uint64_t>(std::min(sums[i], kMaxSum)),
+                         static_cast<std::uint64_t>(place)});
   }
   if (bound) return;  // Note [Regions that only grow]
-  for (StorageId u : c.region.frontier) watch(u, {s, c.generation, kFrontier});
+  for (std::size_t i = r.interior_count; i < r.members.size(); ++i) {
+    watch(r.members[i],
+          {s, c.generation, 0, static_cast<std::uint64_t>(Place::kFrontier)});
+  }
 }
 
 WatchedRegions::Sums WatchedRegions::exact_sums(const Graph& g, StorageId s) {
@@ -141,9 +147,7 @@ bool WatchedRegions::within(const Graph& g, StorageId s, std::int64_t own_ns,
 std::int64_t WatchedRegions::lower_bound(StorageId s) const {
   const Cache& c = cache_[s];
   if (!c.valid) return 0;
-  const std::int64_t up = c.region.up_sum_before(c.up_len);
-  return c.down_lost ? up
-                     : saturating_add(up, c.region.down_sum_before(c.down_len));
+  return saturating_add(c.region.down_compute_ns, c.region.up_compute_ns);
 }
 
 }  // namespace dtr

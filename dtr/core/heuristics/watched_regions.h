@@ -76,27 +76,26 @@ class WatchedRegions {
 
  private:
   struct Cache {
-    Region region;
+    Region region;                 ///< its sums are a lower bound if `bound`
     std::uint32_t generation = 0;  ///< registrations (watcher entries)
-    /// The interior members still known to be in the region, per direction
-    /// (Note [Truncated regions]): all of them unless a member shrank it;
-    /// `down_lost`: nothing is known of the downward region.
-    std::uint32_t up_len = 0, down_len = 0;
-    bool down_lost = false;
-    bool valid = false;  ///< exact, or a valid bound if `bound`
-    bool bound = false;  ///< the sums are only a lower bound
+    bool valid = false;            ///< exact, or a valid bound if `bound`
+    bool bound = false;            ///< the sums are only a lower bound
   };
+  enum class Place : std::uint8_t { kUp, kDown, kFrontier };
   struct Watcher {
     StorageId storage;
     std::uint32_t generation;
-    std::uint32_t index;  ///< the member's place in the interior, or:
+    /// Note [Truncated regions]: the member's direction's sum before it
+    /// was found (clamped to the field: lower is still a bound).
+    std::uint64_t sum_before : 62;
+    std::uint64_t place : 2;  ///< a Place
   };
-  static constexpr std::uint32_t kFrontier = ~std::uint32_t{0};
   void invalidate(StorageId s);  ///< drops the cache; reports s stale
   void demote(StorageId s);      ///< exact to bound; reports s stale
   /// Note [Truncated regions]: w's member left the region.
   void truncate(const Watcher& w);
-  /// Registers the cache's members; `bound`: from a stopped DFS.
+  /// Registers the cache's members right after the walk that found them;
+  /// `bound`: the walk stopped.
   void register_members(StorageId s, bool bound);
   void watch(StorageId member, const Watcher& w);
 
