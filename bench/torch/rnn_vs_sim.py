@@ -5,7 +5,8 @@ Trains plain, then under DTR unbudgeted (for its peak, recording step 1
 whole), then at RATIO of that peak from step 1 on while recording step 1;
 prints whether the budgeted run is bitwise identical, step 1's wall time
 next to plain and unbudgeted DTR with its replays and time spent choosing
-victims, and `dtr sim TRACE --budget-bytes B` on that very step's trace
+victims, the same for step 2 (budgeted, not recorded: the recorder's own
+cost left out), and `dtr sim TRACE --budget-bytes B` on step 1's trace
 (the unbudgeted run's, if the budgeted run stopped), with the same fixed
 heuristic and cost model on both sides (`auto` could pick differently).
 
@@ -25,9 +26,10 @@ import torch
 import dtr
 
 RECORDED = 1  # the step recorded, the first budgeted one
+UNRECORDED = 2  # the next one: the same work without the recorder's cost
 Run = collections.namedtuple(
     "Run", "losses params wall peak replays step_wall step_replays "
-           "step_choose_ns")
+           "step_choose_ns next_wall next_replays next_choose_ns")
 
 
 def train(kind, use_dtr, budget=None, record=None):
@@ -57,12 +59,13 @@ def train(kind, use_dtr, budget=None, record=None):
             loss = torch.nn.functional.cross_entropy(head(out[-1]), y)
             loss.backward()
             opt.step()
-            if i == RECORDED:
+            if i in (RECORDED, UNRECORDED):
                 s = dtr.stats()
-                step = dict(step_wall=time.perf_counter() - began,
-                            step_replays=s["remat_ops"] - before["remat_ops"],
-                            step_choose_ns=s["choose_wall_ns"] -
-                            before["choose_wall_ns"])
+                key = "step" if i == RECORDED else "next"
+                step[key + "_wall"] = time.perf_counter() - began
+                step[key + "_replays"] = s["remat_ops"] - before["remat_ops"]
+                step[key + "_choose_ns"] = (s["choose_wall_ns"] -
+                                            before["choose_wall_ns"])
             if rec:
                 rec.__exit__(None, None, None)
             losses.append(loss.item())
@@ -109,6 +112,12 @@ def main():
                               run.step_wall * 1e3,
                               run.step_wall / plain.step_wall,
                               run.step_choose_ns / 1e6, run.step_replays))
+        print("next step (not recorded): %.1f ms plain, %.1f ms DTR "
+              "unbudgeted, %.1f ms budgeted (%.2fx plain, of it %.1f ms "
+              "choosing victims), %d replays"
+              % (plain.next_wall * 1e3, free.next_wall * 1e3,
+                 run.next_wall * 1e3, run.next_wall / plain.next_wall,
+                 run.next_choose_ns / 1e6, run.next_replays))
     except RuntimeError as e:
         print("runtime: budget %d, %s" % (budget, str(e).splitlines()[0]))
         # The budgeted trace stops where the runtime did: simulate the
