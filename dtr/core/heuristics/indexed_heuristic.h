@@ -42,8 +42,9 @@
 /// bound, the bound is refined (refine: tighter, or exact) and the index is
 /// asked again. "dtr" and "msps" bound a region they have not walked by the
 /// storage's own cost, or by what a stopped walk saw (Note [Regions that
-/// only grow]), and refine it by a walk allowed twice as much cost: a
-/// storage that loses is never walked to the end.
+/// only grow], Note [Truncated regions]), and refine it by a walk allowed
+/// four times as much cost: a storage that loses is never walked to the
+/// end.
 #include <vector>
 
 #include "dtr/core/heuristic.h"
