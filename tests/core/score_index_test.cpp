@@ -140,9 +140,10 @@ TEST(ScoreIndexTest, EntriesThatLeftThePoolAreSkipped) {
   EXPECT_EQ(f.choose(20), next);
 }
 
-// Random entries inserted, re-keyed and erased while the clock grows, some
-// beyond 2^53 (cost_density_wide), many tied: the index picks the scan's
-// victim every time. Exercises the tournament's certificates.
+// Random entries inserted, re-keyed (accessed, or a new cost) and erased
+// while the clock grows, some beyond 2^53 (cost_density_wide), many tied:
+// the index picks the scan's victim every time. Exercises the tournament's
+// certificates.
 TEST(ScoreIndexTest, RandomOperationsMatchTheScan) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
@@ -163,9 +164,13 @@ TEST(ScoreIndexTest, RandomOperationsMatchTheScan) {
                             now - pick(std::min<std::int64_t>(now, 8)));
         f.index.set(f.g, s, f.cost[s], now);
         live.push_back(s);
-      } else if (action < 7) {  // accessed now: re-keyed
+      } else if (action < 7) {  // accessed now, or its cost changed
         StorageId s = live[pick(live.size() - 1)];
-        f.g.storage(s).last_access = now;
+        if (action == 5) {
+          f.g.storage(s).last_access = now;
+        } else {
+          f.cost[s] = pick(4) * pick(scale);
+        }
         f.index.set(f.g, s, f.cost[s], now);
       } else if (action < 8) {  // evicted
         std::size_t i = pick(live.size() - 1);

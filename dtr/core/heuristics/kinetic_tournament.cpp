@@ -82,6 +82,26 @@ std::int32_t KineticTournament::winner(std::int64_t now) {
   return win_[1];
 }
 
+std::int32_t KineticTournament::runner_up(std::int64_t now) const {
+  // winner(now) left every node on the winner's path valid at `now`, and a
+  // valid node's children are valid too (its certificate is at most
+  // theirs), so the siblings' winners are their subtrees' best at `now`.
+  if (capacity_ == 0 || win_[1] == kNone) return kNone;
+  const std::int32_t top = win_[1];
+  std::int32_t best = kNone;
+  for (std::uint32_t node = 1; node < capacity_;) {
+    const std::uint32_t left = 2 * node;
+    const bool top_left = win_[left] == top;
+    const std::int32_t other = win_[top_left ? left + 1 : left];
+    if (other != kNone &&
+        (best == kNone || key_less(lines_[best], lines_[other], now))) {
+      best = other;
+    }
+    node = top_left ? left : left + 1;
+  }
+  return best;
+}
+
 void KineticTournament::update_path(std::uint32_t leaf, std::int64_t now) {
   const std::int32_t slot = static_cast<std::int32_t>(leaf - capacity_);
   for (std::uint32_t node = leaf / 2; node >= 1; node /= 2) {

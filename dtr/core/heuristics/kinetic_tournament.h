@@ -41,6 +41,10 @@ class KineticTournament {
   /// The slot of the largest key at `now` (ties: an arbitrary one of the
   /// tied slots), or kNone when empty.
   std::int32_t winner(std::int64_t now);
+  /// The slot winner(now) would return once the winner's slot were erased,
+  /// without erasing it: the best of the subtrees beside the winner's path.
+  /// Call right after winner(now); kNone when the winner is alone.
+  std::int32_t runner_up(std::int64_t now) const;
   const StalenessLine& line(std::uint32_t slot) const { return lines_[slot]; }
   void clear();
 

@@ -16,8 +16,9 @@ void ScoreIndex::clear() {
 
 void ScoreIndex::set(const Graph& g, StorageId s, std::int64_t cost_ns,
                      std::int64_t now) {
-  erase(s, now);
   const Storage& st = g.storage(s);
+  if (st.bytes > 0 && cost_ns > 0 && move_alone(st, s, cost_ns, now)) return;
+  erase(s, now);
   if (st.bytes <= 0) return;  // +inf at every clock: never chosen but last
   if (member_.size() <= s) member_.resize(s + 1);
   Member& m = member_[s];
@@ -44,6 +45,28 @@ void ScoreIndex::set(const Graph& g, StorageId s, std::int64_t cost_ns,
   }
   m.bucket = it->second;
   buckets_[m.bucket].members.emplace(m.seq, s);
+}
+
+bool ScoreIndex::move_alone(const Storage& st, StorageId s,
+                            std::int64_t cost_ns, std::int64_t now) {
+  if (s >= member_.size() || member_[s].bucket == kNoId) return false;
+  Member& m = member_[s];
+  Bucket& b = buckets_[m.bucket];
+  if (b.members.size() != 1) return false;
+  const std::int64_t last = timeless_ ? kTimelessAccess : st.last_access;
+  const LineKey key{cost_ns, st.bytes, last};
+  const LineKey old_key{b.line.cost_ns, b.line.bytes, b.line.last_access};
+  const bool same_line = key == old_key;
+  if (!same_line && bucket_of_.count(key) != 0) return false;  // joins it
+  b.members.clear();
+  m.seq = st.pool_seq;
+  b.members.emplace(m.seq, s);
+  if (same_line) return true;
+  bucket_of_.erase(old_key);
+  bucket_of_.emplace(key, m.bucket);
+  b.line = {cost_ns, st.bytes, last};
+  tournament_.set(m.bucket, b.line, now);
+  return true;
 }
 
 void ScoreIndex::erase(StorageId s, std::int64_t now) {
@@ -151,6 +174,12 @@ StorageId ScoreIndex::walk(const ChooseContext& ctx, std::uint64_t& accesses) {
       best_seq = seq;
       stop_above = ulps_above(best_score, 8);
     }
+    // The entry next in exact order decides whether to go on: when it is
+    // too far above, stop without popping (no path updates to undo).
+    std::int32_t next = tournament_.runner_up(ctx.now);
+    if (next == KineticTournament::kNone) break;
+    double next_sc = score_(tournament_.line(next), ctx.now);
+    if (std::isinf(next_sc) || next_sc > stop_above) break;
     tournament_.erase(id, ctx.now);
     popped_.push_back(id);
   }

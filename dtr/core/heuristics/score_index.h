@@ -76,6 +76,11 @@ class ScoreIndex {
   };
   static bool still_pooled(const Graph& g, StorageId s, std::uint64_t seq);
   void remove_member(StorageId s, std::int64_t now);
+  /// Re-keys the bucket `s` is alone in to its new line, one tournament
+  /// update instead of an erase and an insert; false (nothing done) when
+  /// `s` is not alone or the new line has a bucket already.
+  bool move_alone(const Storage& st, StorageId s, std::int64_t cost_ns,
+                  std::int64_t now);
   StorageId first_zero(const ChooseContext& ctx, std::uint64_t& accesses);
   StorageId walk(const ChooseContext& ctx, std::uint64_t& accesses);
   /// The latest pooled member of bucket `b` (dropping stale ones), or kNoId
