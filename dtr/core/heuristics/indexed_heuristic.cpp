@@ -31,7 +31,8 @@ StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
 
 // Note [Index or scan]
 bool IndexedHeuristic::scan_pays(const ChooseContext& ctx) {
-  if (getenv("DTR_ALWAYS_SCAN")) return true;
+  static const bool always_scan = getenv("DTR_ALWAYS_SCAN") != nullptr;
+  if (always_scan) return true;
   if (!built_) {
     if (scans_before_rebuild_ == 0) return false;  // rebuild now
     --scans_before_rebuild_;
@@ -51,7 +52,8 @@ bool IndexedHeuristic::scan_pays(const ChooseContext& ctx) {
 
 void IndexedHeuristic::mark_dirty(StorageId s) {
   if (!built_) return;
-  if (is_dirty_.size() <= s) is_dirty_.resize(s + 1, false);
+  // Doubling: storages are created one at a time.
+  if (is_dirty_.size() <= s) is_dirty_.resize(2 * (s + 1), false);
   if (is_dirty_[s]) return;
   is_dirty_[s] = true;
   dirty_.push_back(s);
@@ -93,7 +95,7 @@ StorageId IndexedHeuristic::choose_indexed(const ChooseContext& ctx) {
 void IndexedHeuristic::index(const ChooseContext& ctx, StorageId s,
                              CostBound cost) {
   index_.set(ctx.graph, s, cost.ns, ctx.now);
-  if (inexact_.size() <= s) inexact_.resize(s + 1);
+  if (inexact_.size() <= s) inexact_.resize(2 * (s + 1));
   inexact_[s] = !cost.exact;
 }
 

@@ -28,6 +28,12 @@ std::uint64_t staleness(const StalenessLine& l, std::int64_t now) {
   return static_cast<std::uint64_t>(now - l.last_access);
 }
 
+// x with at most two roundings (of each half, then of their sum).
+double to_double(u128 x) {
+  return static_cast<double>(static_cast<std::uint64_t>(x >> 64)) * 0x1p64 +
+         static_cast<double>(static_cast<std::uint64_t>(x));
+}
+
 // bytes_a / cost_a < bytes_b / cost_b, exactly.
 bool slope_less(const StalenessLine& a, const StalenessLine& b) {
   return u128(a.bytes) * u128(b.cost_ns) < u128(b.bytes) * u128(a.cost_ns);
@@ -35,11 +41,28 @@ bool slope_less(const StalenessLine& a, const StalenessLine& b) {
 
 }  // namespace
 
+int KineticTournament::key_compare(const StalenessLine& a,
+                                   const StalenessLine& b, std::int64_t now) {
+  // a.m (T - a.a) / a.c against b.m (T - b.a) / b.c, cross-multiplied. In
+  // doubles first: each product is within 2^-50 of the exact one (five
+  // roundings of 2^-53), so products more than 2^-40 apart compare right
+  // and only near-ties pay for the exact 192-bit products.
+  const std::uint64_t sa = staleness(a, now), sb = staleness(b, now);
+  const double pa = static_cast<double>(a.bytes) * static_cast<double>(sa) *
+                    static_cast<double>(b.cost_ns);
+  const double pb = static_cast<double>(b.bytes) * static_cast<double>(sb) *
+                    static_cast<double>(a.cost_ns);
+  constexpr double kApart = 1.0 + 0x1p-40;
+  if (pa > pb * kApart) return 1;
+  if (pb > pa * kApart) return -1;
+  const auto ea = product3(a.bytes, sa, b.cost_ns);
+  const auto eb = product3(b.bytes, sb, a.cost_ns);
+  return ea < eb ? -1 : (eb < ea ? 1 : 0);
+}
+
 bool KineticTournament::key_less(const StalenessLine& a, const StalenessLine& b,
                                  std::int64_t now) {
-  // a.m (T - a.a) / a.c < b.m (T - b.a) / b.c, cross-multiplied.
-  return product3(a.bytes, staleness(a, now), b.cost_ns) <
-         product3(b.bytes, staleness(b, now), a.cost_ns);
+  return key_compare(a, b, now) < 0;
 }
 
 void KineticTournament::clear() {
@@ -140,8 +163,8 @@ void KineticTournament::pull(std::uint32_t node, std::int64_t now) {
   // Of equal keys the steeper line wins: it stays ahead afterwards.
   const StalenessLine& la = lines_[a];
   const StalenessLine& lb = lines_[b];
-  bool b_wins =
-      key_less(la, lb, now) || (!key_less(lb, la, now) && slope_less(la, lb));
+  const int order = key_compare(la, lb, now);
+  bool b_wins = order < 0 || (order == 0 && slope_less(la, lb));
   std::int32_t w = b_wins ? b : a, l = b_wins ? a : b;
   win_[node] = w;
   expire_[node] = std::min(expire, crossing(w, l, now));
@@ -154,19 +177,19 @@ std::int64_t KineticTournament::crossing(std::int32_t winner,
                                          std::int64_t now) const {
   const StalenessLine& w = lines_[winner];
   const StalenessLine& l = lines_[loser];
-  if (!slope_less(w, l)) return kNever;  // the loser never gains
-  // With A = m_l c_w > B = m_w c_l, the keys are equal at
-  // T* = a_w + A (a_l - a_w) / (A - B); the loser leads after T*.
-  u128 A = u128(l.bytes) * u128(w.cost_ns);
-  u128 B = u128(w.bytes) * u128(l.cost_ns);
+  // With A = m_l c_w > B = m_w c_l (the loser is steeper), the keys are
+  // equal at T* = a_w + A (a_l - a_w) / (A - B); the loser leads after T*.
+  const u128 A = u128(l.bytes) * u128(w.cost_ns);
+  const u128 B = u128(w.bytes) * u128(l.cost_ns);
+  if (A <= B) return kNever;                           // the loser never gains
   if (l.last_access <= w.last_access) return now + 1;  // cannot lose; recheck
-  long double ratio = static_cast<long double>(A) /
-                      static_cast<long double>(A - B) *
-                      static_cast<long double>(l.last_access - w.last_access);
-  // The three roundings are relatively below 2^-62 together: a 2^-50
-  // margin and one nanosecond keep the estimate below T*.
-  ratio = ratio * (1.0L - 0x1p-50L) - 1.0L;
-  if (!(ratio < 0x1p62L)) return kNever;  // beyond every clock (limits.h)
+  // A, A - B (exact) and a_l - a_w each reach a double with at most two
+  // roundings, the quotient and product add two: the estimate is within
+  // 2^-49 of the truth, so a 2^-45 margin and one nanosecond keep it below.
+  double ratio = to_double(A) / to_double(A - B) *
+                 static_cast<double>(l.last_access - w.last_access);
+  ratio = ratio * (1.0 - 0x1p-45) - 1.0;
+  if (!(ratio < 0x1p62)) return kNever;  // beyond every clock (limits.h)
   std::int64_t t = w.last_access + static_cast<std::int64_t>(ratio);
   return std::max(t, now + 1);
 }

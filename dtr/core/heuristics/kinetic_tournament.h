@@ -12,7 +12,8 @@
 /// that may stop being true (its certificate: the crossing of the two
 /// children's winners, or a child's own certificate). A query at T refreshes
 /// only the nodes whose certificate has expired. Comparisons are exact
-/// (192-bit products); only the crossing times are approximate, and they are
+/// (192-bit products, computed only when a product in doubles cannot tell
+/// the two keys apart); only the crossing times are approximate, and they are
 /// rounded down, so a certificate may expire early (wasted work) but never
 /// late (a wrong winner). For lines, the number of winner changes is
 /// O(n log^2 n) amortized over n insertions (Agarwal et al., "Kinetic
@@ -48,7 +49,10 @@ class KineticTournament {
   const StalenessLine& line(std::uint32_t slot) const { return lines_[slot]; }
   void clear();
 
-  /// Exact comparisons of two lines at clock `now` (for the caller's walk).
+  /// Exact comparisons of two lines at clock `now` (for the caller's walk):
+  /// key_compare is -1, 0 or 1 as a's key is below, equal to or above b's.
+  static int key_compare(const StalenessLine& a, const StalenessLine& b,
+                         std::int64_t now);
   static bool key_less(const StalenessLine& a, const StalenessLine& b,
                        std::int64_t now);
 

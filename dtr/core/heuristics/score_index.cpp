@@ -1,5 +1,6 @@
 #include "dtr/core/heuristics/score_index.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -141,6 +142,13 @@ StorageId ScoreIndex::latest_member(const ChooseContext& ctx,
 
 namespace {
 double ulps_above(double x, int n) {
+  // Adjacent non-negative finite doubles have adjacent bit patterns (from
+  // 0 through the subnormals up to the largest finite value, then +inf).
+  if (!std::signbit(x) && std::isfinite(x)) {
+    const auto bits = std::bit_cast<std::uint64_t>(x) + n;
+    const double up = std::bit_cast<double>(bits);
+    return std::isnan(up) ? std::numeric_limits<double>::infinity() : up;
+  }
   for (int i = 0; i < n; ++i) {
     x = std::nextafter(x, std::numeric_limits<double>::infinity());
   }
