@@ -6,6 +6,18 @@
 
 namespace dtr {
 
+std::size_t ScoreIndex::LineHash::operator()(const LineKey& k) const {
+  // Each field times a distinct odd constant, then mixed (splitmix64's
+  // finalizer): equal lines differing in one field spread apart.
+  auto [cost, bytes, last] = k;
+  std::uint64_t h = static_cast<std::uint64_t>(cost) * 0x9E3779B97F4A7C15u;
+  h ^= static_cast<std::uint64_t>(bytes) * 0xC2B2AE3D27D4EB4Fu;
+  h ^= static_cast<std::uint64_t>(last) * 0x165667B19E3779F9u;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9u;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBu;
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
+
 void ScoreIndex::clear() {
   tournament_.clear();
   buckets_.clear();

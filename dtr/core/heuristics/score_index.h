@@ -22,9 +22,9 @@
 ///   ones the latest pool entry: exactly the scan's choice. Usually it pops
 ///   one or two lines (identical lines share one slot, see Bucket).
 #include <cstdint>
-#include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -91,7 +91,12 @@ class ScoreIndex {
   bool timeless_;
   KineticTournament tournament_;
   std::vector<Bucket> buckets_;  // per tournament slot
-  std::map<LineKey, std::uint32_t> bucket_of_;
+  // Only looked up, never walked in order: hashed, not a std::map (whose
+  // node allocations and rebalancing showed in the chain's profile).
+  struct LineHash {
+    std::size_t operator()(const LineKey& k) const;
+  };
+  std::unordered_map<LineKey, std::uint32_t, LineHash> bucket_of_;
   std::vector<std::uint32_t> free_buckets_;
   std::vector<Member> member_;         // per storage
   Members zeros_;                      // zero costs, by pool entry

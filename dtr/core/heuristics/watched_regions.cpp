@@ -88,6 +88,8 @@ void WatchedRegions::watch(StorageId member, const Watcher& w) {
     prune_at_[member] =
         static_cast<std::uint32_t>(std::max<std::size_t>(8, 2 * list.size()));
   }
+  // One allocation, not three, for the first few watchers of a storage.
+  if (list.capacity() == 0) list.reserve(4);
   list.push_back(w);
 }
 
