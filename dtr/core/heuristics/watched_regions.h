@@ -25,11 +25,10 @@
 /// only interior members, and only a change to one of those can lower the
 /// region below it, so a stopped DFS registers at the interior it saw, not
 /// at its frontier (on nn.GRU's trace that halves the registrations). The
-/// member
-/// just evicted is no longer watched (its list is emptied), which is sound
-/// since the bound never counted it; an evicted member that gains edges
-/// keeps its watchers, since a bound may count it. The pruned scan skips a
-/// candidate without a DFS while its bound still loses.
+/// member just evicted is no longer watched (its list is emptied), which is
+/// sound since the bound never counted it; an evicted member that gains
+/// edges keeps its watchers, since a bound may count it. The pruned scan skips
+/// a candidate without a DFS while its bound still loses.
 #include <cstdint>
 #include <vector>
 
