@@ -74,8 +74,10 @@ void Context::flush() {
         runtime_.abort_call({&p.id, 1});
         if (recorder_ != nullptr) recorder_->unpin(p.id);
         retry_forget(runtime_.graph().tensor(p.id).storage, dead);
+        // Held past its release: evicted now, as the simulator's UNPIN
+        // does. A cell that dies unheld is not (Note [Dying cells]).
+        if (!p.release) evict_if_unreferenced(p.id);
       }
-      if (!p.release) evict_if_unreferenced(p.id);
       if (p.release) {
         runtime_.release(p.id);
         if (recorder_ != nullptr) recorder_->release(p.id);
@@ -138,12 +140,24 @@ void Context::on_last_handle(Cell& cell) {
   if (core_depth_ == 0) flush();
 }
 
+// Note [Dying cells]
+// A cell dies once no handle and no live lineage can read it; flush()
+// forgets its value, which frees the storage for good once every value in
+// it is forgotten (Runtime::forget). A storage that an alias still keeps
+// (a transposed view of a gate gradient dies while the gradient itself
+// is still read by a lineage) stays resident and evictable: the heuristic
+// decides when it goes, as in the simulator (dtr/sim/dead_values.h), which
+// replays the recorded trace to predict this run. Until session 15 the
+// layer also evicted such a storage at once if it had no handle: outside
+// the heuristic's choice, unknown to the trace, and costly. nn.GRU at 0.6
+// of its peak (bench/torch/rnn_vs_sim.py gru 0.6 --cost-model bytes)
+// replayed 16,170 times per step against the simulator's 10,746 on the
+// same trace; it now replays 10,746, as predicted.
 void Context::on_cell_dead(Cell& cell) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (cell.id < cells_.size()) cells_[cell.id] = nullptr;
   unmark_visible(cell);
-  // Even without a reference of its own, a value rematerialized for a
-  // lineage that just died must leave the budget with its memory.
+  // Forgotten in flush(): see Note [Dying cells].
   pending_.push_back({cell.id, cell.held, cell.core_ref, true});
   if (core_depth_ == 0) flush();
 }
