@@ -8,7 +8,9 @@
 //
 // The `dtr` command cannot serve: it loads LibTorch, whose start-up runs an
 // instruction valgrind 3.19 does not decode (rdtscp). This links dtr_sim
-// only.
+// only. There is no thrash limit: a run that `dtr sim` would stop as
+// thrashing (its default limit) is replayed whole, so that a profile of a
+// low budget covers the whole step, not the part before the limit.
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
     dtr::sim::SimConfig config;
     config.heuristic = argv[2];
     config.budget_ratio = parse_ratio(argv[3]);
+    config.thrash_limit = 1e9;  // see the header comment
     const dtr::sim::SimResult r = dtr::sim::simulate(program, baseline, config);
     std::printf("%s: overhead %.4f, %llu evictions, %llu remats\n",
                 std::string(dtr::sim::to_string(r.status)).c_str(), r.overhead,
