@@ -51,6 +51,12 @@ struct RuntimeOptions {
   /// are pinned, since nothing can recompute it any more). Off by default:
   /// the paper's simulator keeps constants for the whole run.
   bool free_dead_constants = false;
+  /// A call whose inputs run out of memory in a frame's order (defined
+  /// ones locked first) retries them in argument order, as begin_call
+  /// does (Note [Inputs in argument order]). Off by default: the paper's
+  /// simulator fails there; the simulator turns it on for traces the
+  /// LibTorch layer recorded, whose calls went through begin_call.
+  bool retry_inputs_in_order = false;
   std::uint64_t seed = 0;
 };
 
@@ -193,6 +199,7 @@ class Runtime {
   void check_tensor(TensorId t, const char* what) const;
   void touch_inputs(const Op& op);
   void run_frames(TensorId t, bool remat);
+  void run_in_argument_order(OpId op);  // Note [Inputs in argument order]
   void push_frame(TensorId t, bool remat);
   void finish_frame();
   void unwind_frames(std::size_t depth);
@@ -243,6 +250,7 @@ class Runtime {
   std::int64_t total_storage_bytes_ = 0;  // live storages; for the mean size
   std::int64_t total_cost_ns_ = 0;        // recorded live ops (a bound)
   bool busy_ = false;                     // guards against re-entry
+  bool inputs_ready_ = false;             // call(): its frame's inputs held
   std::unique_ptr<Staging> staging_;      // see enable_staging()
   std::vector<StorageId> planned_;        // evict_planned's victims
 };

@@ -160,6 +160,8 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   options.sample_sqrt = config.sample_sqrt;
   options.ignore_small = config.ignore_small;
   options.seed = config.seed;
+  // Recorded by the LibTorch layer, whose calls went through begin_call.
+  options.retry_inputs_in_order = program.forgets_dead;
   double limit = double(baseline.compute_ns) * (config.thrash_limit - 1.0);
   options.remat_limit_ns =
       std::isfinite(limit) ? static_cast<std::int64_t>(std::floor(limit)) : -1;
