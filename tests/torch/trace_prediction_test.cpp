@@ -9,9 +9,13 @@
 // values as the runtime does (Note [Forgetting dead values]). Both sides
 // then run the same core runtime with the same protocol (begin_call locks
 // like a frame; moved writes make room first, Note [Room for moved
-// writes]), so heuristic evictions and replays agree within 1% (+2);
-// measured: equal for the MLP, ResNet-32, TreeLSTM and the Transformer,
-// one eviction of 2 020 apart for the LSTM.
+// writes]), nothing is evicted outside the heuristic's choice (Note [Dying
+// cells]), and a recorded call's inputs fall back to argument order as
+// begin_call's do (Note [Inputs in argument order]), so heuristic
+// evictions and replays are equal: measured equal for the MLP (also at
+// 0.4, where the simulator ran out of memory without the fallback),
+// ResNet-32, the LSTM, TreeLSTM and the Transformer (session 15; before,
+// the LSTM was one eviction of 2 020 apart, hence a 1% tolerance then).
 // Where kernels allocate temporaries the allocator hook makes room for
 // them too and the trace has only outputs; the runtime's peak is then
 // above the simulator's and it evicts more. Measured (evictions, replays
@@ -41,12 +45,14 @@ struct Case {
   const char* model;
   std::int64_t batch;
   const char* lstm_seq;  // DTR_LSTM_SEQ, or nullptr
-  double tolerance;      // relative, see the header comment
+  double tolerance;      // relative, see the header comment; 0: equal
+  double ratio = 0.5;    // of the model's peak
 };
 
 class TracePredictionTest : public ::testing::TestWithParam<Case> {};
 
 bool close(double predicted, double actual, double tolerance) {
+  if (tolerance == 0) return predicted == actual;
   const double slack = tolerance <= 0.01 ? 2 : 5;
   return std::abs(predicted - actual) <= tolerance * actual + slack;
 }
@@ -62,7 +68,7 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   o.model = c.model;
   o.batch = c.batch;
   o.steps = 1;
-  o.budget_ratio = 0.5;
+  o.budget_ratio = c.ratio;
   o.bytes_cost = true;
   o.heuristic = "dtr";  // not auto: one heuristic on both sides
   o.record = path.string();
@@ -102,10 +108,14 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
 INSTANTIATE_TEST_SUITE_P(
     Models, TracePredictionTest,
     ::testing::Values(
-        Case{"mlp", 2048, nullptr, 0.01}, Case{"resnet", 8, nullptr, 0.01},
+        Case{"mlp", 2048, nullptr, 0}, Case{"resnet", 8, nullptr, 0},
         Case{"densenet", 4, nullptr, 0.3}, Case{"unet", 2, nullptr, 1.0},
-        Case{"lstm", 256, "16", 0.01}, Case{"treelstm", 64, nullptr, 0.01},
-        Case{"transformer", 4, nullptr, 0.01}),
-    [](const auto& info) { return std::string(info.param.model); });
+        Case{"lstm", 256, "16", 0}, Case{"treelstm", 64, nullptr, 0},
+        Case{"transformer", 4, nullptr, 0}, Case{"mlp", 2048, nullptr, 0, 0.4}),
+    [](const auto& info) {
+      const int tenths = static_cast<int>(std::lround(info.param.ratio * 10));
+      return std::string(info.param.model) +
+             (tenths == 5 ? std::string() : "_at_0_" + std::to_string(tenths));
+    });
 
 }  // namespace
