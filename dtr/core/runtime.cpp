@@ -602,19 +602,16 @@ std::span<const TensorId> Runtime::call(std::string_view name,
 // layer after another). The frames have been unwound (nothing of this
 // call is locked); the op's own frame then finds every input defined.
 void Runtime::run_in_argument_order(OpId op) {
-  SmallVector<TensorId, 8> locked;  // Note [Inline lists]
+  const Op& o = graph_.op(op);  // replays add no ops: o stays valid
+  const std::span<const TensorId> inputs(o.inputs.data(), o.inputs.size());
+  lock_in_argument_order(inputs);
   try {
-    for (TensorId p : graph_.op(op).inputs) {
-      if (!graph_.tensor(p).defined) run_frames(p, /*remat=*/true);
-      lock(graph_.tensor(p).storage);
-      locked.push_back(p);
-    }
-    run_frames(graph_.op(op).outputs.front(), /*remat=*/false);
+    run_frames(o.outputs.front(), /*remat=*/false);
   } catch (...) {
-    for (TensorId p : locked) unlock(graph_.tensor(p).storage);
+    unlock_inputs(inputs);
     throw;
   }
-  for (TensorId p : locked) unlock(graph_.tensor(p).storage);
+  unlock_inputs(inputs);
 }
 
 TensorId Runtime::add_constant(std::int64_t bytes, std::string_view name) {
@@ -676,16 +673,31 @@ void Runtime::begin_call(std::span<const TensorId> inputs) {
     unlock_all();
     throw;
   }
+  lock_in_argument_order(inputs);
+}
+
+// Materializes and locks `inputs` one by one in argument order; after a
+// throw, nothing it locked stays locked.
+void Runtime::lock_in_argument_order(std::span<const TensorId> inputs) {
+  std::size_t k = 0;
   try {
-    for (TensorId p : inputs) lock_input(p);
+    for (; k < inputs.size(); ++k) {
+      if (!graph_.tensor(inputs[k]).defined)
+        run_frames(inputs[k], /*remat=*/true);
+      lock(graph_.tensor(inputs[k]).storage);
+    }
   } catch (...) {
-    unlock_all();
+    unlock_inputs(inputs.first(k));
     throw;
   }
 }
 
-void Runtime::abort_call(std::span<const TensorId> inputs) {
+void Runtime::unlock_inputs(std::span<const TensorId> inputs) {
   for (TensorId p : inputs) unlock(graph_.tensor(p).storage);
+}
+
+void Runtime::abort_call(std::span<const TensorId> inputs) {
+  unlock_inputs(inputs);
 }
 
 std::span<const TensorId> Runtime::end_call(std::string_view name,

@@ -200,6 +200,8 @@ class Runtime {
   void touch_inputs(const Op& op);
   void run_frames(TensorId t, bool remat);
   void run_in_argument_order(OpId op);  // Note [Inputs in argument order]
+  void lock_in_argument_order(std::span<const TensorId> inputs);
+  void unlock_inputs(std::span<const TensorId> inputs);
   void push_frame(TensorId t, bool remat);
   void finish_frame();
   void unwind_frames(std::size_t depth);
