@@ -51,10 +51,13 @@ int main(int argc, char** argv) {
     config.budget_ratio = parse_ratio(argv[3]);
     config.thrash_limit = 1e9;  // see the header comment
     const dtr::sim::SimResult r = dtr::sim::simulate(program, baseline, config);
-    std::printf("%s: overhead %.4f, %llu evictions, %llu remats\n",
-                std::string(dtr::sim::to_string(r.status)).c_str(), r.overhead,
-                static_cast<unsigned long long>(r.evictions),
-                static_cast<unsigned long long>(r.remats));
+    std::printf(
+        "%s: overhead %.4f, %llu evictions, %llu remats, simulated in %.1f ms "
+        "(choosing victims %.1f ms)\n",
+        std::string(dtr::sim::to_string(r.status)).c_str(), r.overhead,
+        static_cast<unsigned long long>(r.evictions),
+        static_cast<unsigned long long>(r.remats), r.sim_wall_ns / 1e6,
+        r.choose_wall_ns / 1e6);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dtr_replay_only: %s\n", e.what());
     return 1;

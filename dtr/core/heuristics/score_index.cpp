@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace dtr {
 
@@ -71,12 +72,17 @@ bool ScoreIndex::move_alone(const Storage& st, StorageId s,
   const LineKey old_key{b.line.cost_ns, b.line.bytes, b.line.last_access};
   const bool same_line = key == old_key;
   if (!same_line && bucket_of_.count(key) != 0) return false;  // joins it
-  b.members.clear();
+  // Re-keying is the index's most frequent update (dtr-local re-keys at
+  // every access): move the set's and the map's nodes instead of freeing
+  // and allocating them.
+  auto member = b.members.extract(b.members.begin());
   m.seq = st.pool_seq;
-  b.members.emplace(m.seq, s);
+  member.value() = {m.seq, s};
+  b.members.insert(std::move(member));
   if (same_line) return true;
-  bucket_of_.erase(old_key);
-  bucket_of_.emplace(key, m.bucket);
+  auto entry = bucket_of_.extract(old_key);
+  entry.key() = key;
+  bucket_of_.insert(std::move(entry));
   b.line = {cost_ns, st.bytes, last};
   tournament_.set(m.bucket, b.line, now);
   return true;
