@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "dtr/core/error.h"
+
 namespace dtr {
 
 std::size_t ScoreIndex::LineHash::operator()(const LineKey& k) const {
@@ -81,6 +83,9 @@ bool ScoreIndex::move_alone(const Storage& st, StorageId s,
   b.members.insert(std::move(member));
   if (same_line) return true;
   auto entry = bucket_of_.extract(old_key);
+  // A bucket with members is always in the map under its line.
+  DTR_ASSERT(!entry.empty(), "[index] bucket ", m.bucket,
+             " is missing from the line map");
   entry.key() = key;
   bucket_of_.insert(std::move(entry));
   b.line = {cost_ns, st.bytes, last};
