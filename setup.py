@@ -66,19 +66,21 @@ def build_library():
         _check_reused(build_dir)
     else:
         build_dir = _temp_dir("dtr-cmake-")
-        # No build RPATH: the library needs only system libraries (LibTorch
-        # from /usr/lib), and this directory is deleted after the install.
+        # No build RPATH: the library finds LibTorch in the process that
+        # imported torch, and this directory is deleted after the install.
         _run(["cmake", "-S", SOURCE_DIR, "-B", build_dir,
               "-DCMAKE_BUILD_TYPE=Release", "-DDTR_BUILD_TESTS=OFF",
               "-DDTR_BUILD_BENCH=OFF", "-DDTR_BUILD_EXAMPLES=OFF",
               "-DDTR_BUILD_TORCH=ON",
+              # LibTorch is the one inside the torch this Python imports.
+              f"-DDTR_PYTHON={sys.executable}",
               # The package ships libdtr_torch.so only: no MILP solver.
               "-DDTR_WITH_CBC=OFF",
               "-DBUILD_SHARED_LIBS=OFF", "-DCMAKE_SKIP_BUILD_RPATH=ON"])
         if (_cache_value(build_dir, "Torch_DIR") or "").endswith("NOTFOUND"):
             raise RuntimeError("[dtr setup.py] LibTorch not found: the Python "
-                               "package needs it (`apt-get install -y "
-                               "libtorch-dev python3-torch`)")
+                               f"package needs torch installed in "
+                               f"{sys.executable} (scripts/setup-venv.sh)")
     _run(["cmake", "--build", build_dir, "--target", "dtr_torch", "-j", jobs])
     path = os.path.join(build_dir, "dtr", "torch", LIBRARY)
     if not os.path.isfile(path):
@@ -123,7 +125,7 @@ class BinaryDistribution(Distribution):
 
 
 if sys.version_info < (3, 9):
-    sys.exit("dtr needs Python 3.9 or newer (Debian's /usr/bin/python3)")
+    sys.exit("dtr needs Python 3.9 or newer")
 
 setup(package_dir={"": "python"}, packages=["dtr"],
       distclass=BinaryDistribution,

@@ -32,6 +32,7 @@
 #include "dtr/core/executor.h"
 #include "dtr/core/runtime.h"
 #include "dtr/torch/auto_heuristic.h"
+#include "dtr/torch/autograd_node_ptr.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
@@ -304,8 +305,7 @@ class Context final : public Executor {
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   std::unique_ptr<ReplayCheck> replay_check_;  // DTR_CHECK_REPLAYS=1
   // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
-  std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>>
-      watched_;
+  std::unordered_map<const void*, WeakNodePtr> watched_;
   std::size_t watched_sweep_at_ = 64;
   struct BackwardState {      // per thread: Note [Lineage cut]
     bool cut_queued = false;  // a lineage cut waits for backward's end
@@ -316,7 +316,7 @@ class Context final : public Executor {
   std::unordered_map<std::thread::id, BackwardState> backward_;
   void queue_cut();
   // Autograd nodes watch_parameters_of() walked (weak: see there).
-  std::unordered_map<const void*, std::weak_ptr<torch::autograd::Node>> walked_;
+  std::unordered_map<const void*, WeakNodePtr> walked_;
   std::size_t walked_sweep_at_ = 1024;
 };
 

@@ -34,7 +34,7 @@ AllocationHook set_outside_hook(AllocationHook hook) {
 
 class CountingAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate(size_t n) override {
     const auto bytes = static_cast<std::int64_t>(n);
     AllocationWindow* w = t_window;
     if (w != nullptr && bytes > 0) {
@@ -74,6 +74,9 @@ class CountingAllocator final : public c10::Allocator {
     return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dest, const void* src, std::size_t n) const override {
+    default_copy_data(dest, src, n);
+  }
 
   static void release(void* p) {
     if (p == nullptr) return;

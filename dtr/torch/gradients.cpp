@@ -68,8 +68,7 @@ struct ParameterGradientHook final : torch::autograd::FunctionPreHook {
 };
 
 void Context::watch_parameter(const at::Tensor& t) {
-  std::shared_ptr<torch::autograd::Node> node =
-      torch::autograd::impl::grad_accumulator(t);
+  NodePtr node = torch::autograd::impl::grad_accumulator(t);
   if (!node) return;
   auto it = watched_.find(node.get());
   if (it != watched_.end() && it->second.lock() == node) return;
@@ -79,7 +78,7 @@ void Context::watch_parameter(const at::Tensor& t) {
     }
     watched_sweep_at_ = 2 * watched_.size() + 64;
   }
-  watched_.insert_or_assign(node.get(), node);
+  watched_.insert_or_assign(node.get(), WeakNodePtr(node));
   node->add_pre_hook(std::make_unique<ParameterGradientHook>());
 }
 
@@ -87,16 +86,16 @@ void Context::watch_parameter(const at::Tensor& t) {
 // plain tensors only: its parameters are the AccumulateGrad leaves of its
 // autograd history. Walked once per node per backward pass.
 void Context::watch_parameters_of(const at::Tensor& t) {
-  std::vector<std::shared_ptr<torch::autograd::Node>> work{t.grad_fn()};
+  std::vector<NodePtr> work{t.grad_fn()};
   while (!work.empty()) {
-    std::shared_ptr<torch::autograd::Node> node = std::move(work.back());
+    NodePtr node = std::move(work.back());
     work.pop_back();
     if (node == nullptr) continue;
     // Keyed by address, checked by identity: a graph that died without a
     // backward pass leaves addresses that new nodes reuse.
     auto it = walked_.find(node.get());
     if (it != walked_.end() && it->second.lock() == node) continue;
-    walked_.insert_or_assign(node.get(), node);
+    walked_.insert_or_assign(node.get(), WeakNodePtr(node));
     if (auto* acc =
             dynamic_cast<torch::autograd::AccumulateGrad*>(node.get())) {
       watch_parameter(acc->variable);

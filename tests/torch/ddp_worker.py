@@ -20,7 +20,7 @@ before any collective.
 
 Run one job by hand (from the repository root):
   PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \
-  /usr/bin/python3 tests/torch/ddp_worker.py --launch 2 --model cnn \
+  .venv/bin/python tests/torch/ddp_worker.py --launch 2 --model cnn \
       --mode dtr --budget 300000 --out /tmp/ddp
 """
 import argparse

@@ -4,7 +4,7 @@ directory, with no DTR_TORCH_LIBRARY and nothing of the source tree on the
 path, loads the libdtr_torch.so shipped inside the package; a checkpointed
 computation equals plain PyTorch's. Cleans up after itself.
 
-Usage: /usr/bin/python3 pip_install_check.py SOURCE_DIR
+Usage: .venv/bin/python pip_install_check.py SOURCE_DIR
 With DTR_CMAKE_BUILD_DIR set to a configured build directory of SOURCE_DIR
 (ctest passes its own), setup.py reuses it instead of building from scratch.
 """
@@ -26,8 +26,10 @@ assert under(dtr.__file__, target), dtr.__file__
 lib = dtr._find_library()
 assert lib == os.path.join(os.path.dirname(dtr.__file__), "_lib",
                            "libdtr_torch.so"), lib
+# The checkout's .venv (sys.prefix) lies under the source tree too.
 leaked = [m.__file__ for m in list(sys.modules.values())
-          if getattr(m, "__file__", None) and under(m.__file__, source)]
+          if getattr(m, "__file__", None) and under(m.__file__, source)
+          and not under(m.__file__, sys.prefix)]
 assert not leaked, leaked
 
 torch.manual_seed(0)

@@ -3,7 +3,7 @@ forward() begins a step, a dynamic model (a new sequence length) is decided
 again, dtr.set_heuristic() turns auto off, and training under auto stays
 bitwise identical to plain PyTorch.
 Run: PYTHONPATH=python DTR_TORCH_LIBRARY=.../libdtr_torch.so \
-     /usr/bin/python3 -m unittest tests/torch/test_auto.py"""
+     .venv/bin/python -m unittest tests/torch/test_auto.py"""
 import copy
 import unittest
 

@@ -7,7 +7,7 @@ largest over ranks). A ratio whose budget is below the floor must fail
 with the floor in the message (and the whole job stops: no hang).
 
 Run:  PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \
-      /usr/bin/python3 -m unittest discover -s tests/torch \
+      .venv/bin/python -m unittest discover -s tests/torch \
       -p 'test_data_parallel.py' -v"""
 import datetime
 import os

@@ -4,7 +4,7 @@ trained at 50% of its unbudgeted DTR peak, bitwise identical to plain PyTorch,
 with the allocator's own peak (above the memory live when training starts:
 parameters, data, earlier runs' results) at most the budget.
 Run: PYTHONPATH=python DTR_TORCH_LIBRARY=.../libdtr_torch.so \
-     /usr/bin/python3 -m unittest discover -s tests/torch -p 'test_*.py'"""
+     .venv/bin/python -m unittest discover -s tests/torch -p 'test_*.py'"""
 import unittest
 
 import torch

@@ -11,7 +11,7 @@ explains it (harness.oom_is_explained: a floor above the budget). ERROR
 (any other exception) and DIFFERENT (silent mismatch) always fail.
 
 Run:  PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \
-      /usr/bin/python3 -m unittest discover -s tests/torch -p 'test_zoo.py' -v
+      .venv/bin/python -m unittest discover -s tests/torch -p 'test_zoo.py' -v
 One case:  ... -m unittest test_zoo.ZooTest.test_resnet18 (from tests/torch)
 Set ZOO_CASES=a,b to restrict the cases (e.g. while debugging)."""
 import os

@@ -33,13 +33,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void wait_all(c10d::ProcessGroup& pg, std::vector<at::Tensor>& v) {
+void wait_all(c10d::Backend& pg, std::vector<at::Tensor>& v) {
   pg.allreduce(v)->wait();
 }
 
 /// train_once (trainer.cpp) for one rank: its shard of each global batch,
 /// gradients averaged over the ranks before the step.
-RunReport train_rank(const TrainOptions& o, c10d::ProcessGroup& pg,
+RunReport train_rank(const TrainOptions& o, c10d::Backend& pg,
                      const RankOptions& r, bool use_dtr, std::int64_t budget,
                      std::ostream* log) {
   Shard shard;
