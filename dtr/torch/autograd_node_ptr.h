@@ -12,7 +12,8 @@
 
 namespace dtr::pt {
 
-using NodePtr = std::remove_cv_t<decltype(std::declval<torch::autograd::Edge>().function)>;
+using NodePtr =
+    std::remove_cv_t<decltype(std::declval<torch::autograd::Edge>().function)>;
 
 namespace node_ptr {
 template <typename P>

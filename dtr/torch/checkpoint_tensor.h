@@ -64,6 +64,11 @@ struct Remat {
   std::vector<int> stripped_args;         ///< hidden mutations passed as None
   at::Generator generator;  ///< for random ops: the generator used
   at::Tensor rng_state;     ///< its state before the op
+  /// Grad mode at the call. Note [Replay under the call's grad mode]:
+  /// replays run inside backward (grad mode off), and some kernels return
+  /// other results by it (oneDNN's LSTM, mkldnn_rnn_layer, computes the
+  /// workspace its backward reads only with grad mode on).
+  bool grad_mode = false;
   std::vector<const c10::StorageImpl*> captured;  ///< plain storages read
   /// Plain tensors read, with their version counter at capture: a replay
   /// refuses to run if one was written since (Note [Stale plain inputs]).

@@ -66,6 +66,7 @@ void Context::build_remat(const c10::OperatorHandle& op, const Args& args,
   remat->outputs.assign(out_ids.begin(), out_ids.end());
   remat->generator = rng.generator;
   remat->rng_state = rng.state;
+  remat->grad_mode = at::GradMode::is_enabled();
   remat->op_id = runtime_.graph().tensor(out_ids[0]).op;
   remats_.set(remat->op_id, remat.get());
   for (auto& c : out_cells) c->remat = remat;
@@ -136,6 +137,8 @@ void Context::replay(const Graph& graph, OpId op_id) {
     }
     std::optional<RngSwap> rng;
     if (r.rng_state.defined()) rng.emplace(r.generator, r.rng_state);
+    // Note [Replay under the call's grad mode]
+    at::AutoGradMode grad_mode(r.grad_mode);
     at::AutoDispatchBelowADInplaceOrView guard;
     r.op.callBoxed(&stack);
   }
@@ -144,6 +147,11 @@ void Context::replay(const Graph& graph, OpId op_id) {
     for_each_tensor(result, [&](const at::Tensor& v) {
       const int idx = r.result_map[f++];
       if (idx < 0) return;
+      if (!v.defined()) {
+        throw Error(detail::concat("[dtr] replay of ", op_name(r.op),
+                                   " returned no value for its result ", f - 1,
+                                   ", which the first call computed"));
+      }
       const TensorId id = r.outputs[idx];
       Cell* c = id < cells_.size() ? cells_[id] : nullptr;
       // Keep a value that is still resident: its views share its storage.
