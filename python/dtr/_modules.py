@@ -1,6 +1,7 @@
 """What dtr.checkpoint(module) installs on a module tree.
 
-Every forward() call of the root gets its tensor inputs checkpointed. The
+Every forward() call of the root gets its tensor inputs checkpointed,
+positional and keyword, also inside containers. The
 recurrent modules of torch.nn (nn.LSTM, nn.GRU, nn.RNN) make their default
 initial state with torch.zeros(...), a plain tensor, when called without
 one; their cells then write checkpointed gates into that plain state in
@@ -14,6 +15,10 @@ are, so other modules of the program (torch.jit.script) are unaffected.
 Everything installed is picklable (torch.save(model) works; loading it
 needs dtr importable).
 """
+import collections.abc
+import copy
+import dataclasses
+
 import torch
 import torch.utils.checkpoint
 from torch.nn.utils.rnn import PackedSequence
@@ -22,7 +27,9 @@ from . import _ops
 
 
 def wrap(x):
-    """`x` with every dense CPU tensor in it checkpointed."""
+    """`x` with every dense CPU tensor in it checkpointed: tensors inside
+    lists, tuples, namedtuples, dicts and other mappings (a tokenizer's
+    BatchEncoding) and dataclasses too, each rebuilt as its own type."""
     if isinstance(x, PackedSequence):  # batch_sizes must stay plain
         return x._replace(data=wrap(x.data))
     if isinstance(x, torch.Tensor):
@@ -33,6 +40,18 @@ def wrap(x):
         return type(x)(*(wrap(v) for v in x))
     if isinstance(x, (list, tuple)):
         return type(x)(wrap(v) for v in x)
+    if isinstance(x, collections.abc.MutableMapping):
+        out = copy.copy(x)  # same type and attributes, values rebound
+        for k, v in x.items():
+            out[k] = wrap(v)
+        return out
+    if isinstance(x, collections.abc.Mapping):
+        return {k: wrap(v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        out = copy.copy(x)
+        for f in dataclasses.fields(x):
+            object.__setattr__(out, f.name, wrap(getattr(x, f.name)))
+        return out
     return x
 
 
@@ -92,14 +111,14 @@ _reentrant = torch.utils.checkpoint.CheckpointFunction
 _reentrant.backward = _nested_backward(_reentrant.backward)
 
 
-def _checkpoint_inputs(module, args):
+def _checkpoint_inputs(module, args, kwargs):
     _ops.begin_step()  # the root's forward() starts a training step
-    return wrap(args)
+    return wrap(args), wrap(kwargs)
 
 
 def install(module):
     for m in module.modules():
         if isinstance(m, _RECURRENT) and "forward" not in vars(m):
             m.forward = _StateForward(m)
-    module.register_forward_pre_hook(_checkpoint_inputs)
+    module.register_forward_pre_hook(_checkpoint_inputs, with_kwargs=True)
     return module
