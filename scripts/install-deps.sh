@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Installs what dtr needs from Debian 12's packages (run as root, or with
-# sudo available). Idempotent: skips the install when everything is present.
+# Installs what dtr needs from Debian's packages (run as root, or with sudo
+# available), on Debian 12 and 13 alike, then the Python environment .venv/
+# with the pinned PyTorch (scripts/setup-venv.sh). Idempotent: skips the
+# install when everything is present.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+# clang's sanitizer and libFuzzer runtimes are versioned with the release's
+# default clang: 14 on Debian 12, 19 on Debian 13.
+case "$(cut -d. -f1 /etc/debian_version 2>/dev/null)" in
+  13) clang_rt=libclang-rt-19-dev ;;
+  *) clang_rt=libclang-rt-14-dev ;;
+esac
 packages=(
   build-essential cmake            # compiler and build system
   nlohmann-json3-dev               # JSON (trace format, CLI output)
@@ -10,13 +19,11 @@ packages=(
   coinor-libcbc-dev pkg-config     # MILP solver for the planners (dtr plan)
   libbenchmark-dev                 # micro-benchmarks
   gnuplot-nox                      # overhead-vs-budget plots (PNG)
-  libtorch-dev                     # LibTorch integration (CPU, 1.13)
   libgloo-dev                      # `dtr train --nproc`: Gloo headers
-  python3-torch python3-torchvision  # `import dtr` from Debian's Python
-  clang libclang-rt-14-dev         # sanitizer build and libFuzzer runtime
+  python3-venv                     # .venv (scripts/setup-venv.sh)
+  clang "$clang_rt"                # sanitizer build and libFuzzer runtime
   clang-format                     # scripts/check-format.sh (CI)
   llvm                             # llvm-symbolizer: readable sanitizer stacks
-  python3-pip python3-setuptools python3-wheel  # `pip install .` (offline)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -29,3 +36,4 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${missing[@]}"
 fi
+scripts/setup-venv.sh

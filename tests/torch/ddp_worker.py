@@ -40,6 +40,9 @@ import torch.nn.functional as F
 
 import dtr
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import real_models  # noqa: E402
+
 
 class SmallCnn(nn.Module):
     """Conv-BatchNorm-ReLU blocks, deep enough that activations dominate
@@ -67,13 +70,11 @@ def build(name):
         return SmallCnn(), (lambda p: torch.optim.SGD(
             p, lr=0.05, momentum=0.9)), 8, 16
     if name == "resnet18":
-        import torchvision
-        return torchvision.models.resnet18(num_classes=10), (
+        return real_models.resnet18(), (
             lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9,
                                       weight_decay=1e-4)), 4, 32
-    if name == "squeezenet":  # activations dominate: 0.3 fits
-        import torchvision
-        return torchvision.models.squeezenet1_0(num_classes=10), (
+    if name == "mobilenet_v2":
+        return real_models.mobilenet_v2(), (
             lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9)), 2, 64
     raise ValueError("unknown model %r" % name)
 

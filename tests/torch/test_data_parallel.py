@@ -97,9 +97,8 @@ class DataParallelTest(unittest.TestCase):
     def test_small_cnn_with_batchnorm(self):
         self._check_model("cnn", must_fit=RATIOS)
 
-    def test_torchvision_squeezenet(self):
-        # 0.3 is just below its floor (max_pool2d_with_indices_backward).
-        self._check_model("squeezenet", must_fit=(1.0, 0.5))
+    def test_transformers_mobilenet_v2(self):
+        self._check_model("mobilenet_v2", must_fit=(1.0, 0.5))
 
     def test_rank_out_of_memory_fails_the_job_fast(self):
         start = time.monotonic()
@@ -160,7 +159,10 @@ class CollectiveOnCheckpointTest(unittest.TestCase):
     def test_all_reduce_of_checkpointed_tensor_is_refused(self):
         y = dtr.checkpoint(torch.ones(4)) * 2
         ops = dtr.stats()["ops"]
-        with self.assertRaises(NotImplementedError):
+        # Refused before anything runs: by dtr where the collective reaches
+        # its kernel, else by c10d itself (PyTorch 2.x: no backend for the
+        # wrapper's dispatch key).
+        with self.assertRaises((NotImplementedError, RuntimeError)):
             dist.all_reduce(y)
         self.assertEqual(dtr.stats()["ops"], ops)
         dtr.evict_all()

@@ -27,9 +27,10 @@ import dtr
 
 
 class Case:
-    def __init__(self, name, setup, steps=3, seed=0, habits=""):
+    def __init__(self, name, setup, steps=3, seed=0, habits="", requires=None):
         self.name, self.setup, self.steps, self.seed = name, setup, steps, seed
         self.habits = habits
+        self.requires = requires  # a module the case imports, if any
 
     def __repr__(self):
         return "Case(%s)" % self.name
@@ -157,7 +158,8 @@ def vision(name, build, opt, opt_kw, size=32, batch=4, habits=(), clip=None,
                                          channels_last=channels_last),
                        sched=s, clip=clip, habits=habits)
     return Case(name, setup, steps=steps,
-                habits="%s %s %s" % (opt, opt_kw, " ".join(habits)))
+                habits="%s %s %s" % (opt, opt_kw, " ".join(habits)),
+                requires="torchvision")
 
 
 def _tv(fn, **kw):
@@ -662,4 +664,7 @@ CASES = [
          habits="Embedding(sparse=True), SGD, item"),
 ]
 
+from zoo import hf_cases  # noqa: E402 -- it builds on Case and Trainer
+
+CASES += hf_cases.CASES
 BY_NAME = {c.name: c for c in CASES}
