@@ -75,6 +75,9 @@ struct Remat {
   struct PlainInput {
     int slot;
     std::uint32_t version;
+    /// Its buffer at capture: rebinding (`.data = ...`) bumps no version.
+    /// Weak, so the old buffer is freed and its address not reused.
+    c10::weak_intrusive_ptr<c10::StorageImpl> storage;
     bool external;  ///< a checkpoint()ed tensor's cell, not a plain slot
   };
   c10::SmallVector<PlainInput, 2> plain_inputs;

@@ -51,13 +51,15 @@ void Context::build_remat(const c10::OperatorHandle& op, const Args& args,
       remat->inputs.push_back(slots.cells[k]);
       if (slots.cells[k]->external.defined()) {
         remat->plain_inputs.push_back(
-            {static_cast<int>(k), version_of(slots.cells[k]->external), true});
+            {static_cast<int>(k), version_of(slots.cells[k]->external),
+             slots.cells[k]->external.storage().getWeakStorageImpl(), true});
       }
     } else if (const auto* s = storage_of(slots.values[k])) {
       remat->captured.push_back(s);
       ++captured_[s];
       remat->plain_inputs.push_back(
-          {static_cast<int>(k), version_of(slots.values[k]), false});
+          {static_cast<int>(k), version_of(slots.values[k]),
+           slots.values[k].storage().getWeakStorageImpl(), false});
     }
   }
   remat->stripped_args = plan.stripped;  // both empty unless it writes
@@ -97,6 +99,15 @@ void Context::check_plain_inputs(const Remat& r,
   for (const auto& p : r.plain_inputs) {
     const at::Tensor& t =
         p.external ? r.inputs[r.slots[p.slot]]->external : plain_slots[p.slot];
+    if (storage_of(t) != p.storage._unsafe_get_target()) {
+      throw Error(detail::concat(
+          "[dtr] cannot recompute ", op_name(r.op), ": its ",
+          p.external ? "checkpointed" : "plain", " input '",
+          formals[slot_args[p.slot]].name(), "' (shape ", t.sizes(),
+          ") was given another buffer since the value was computed (`.data "
+          "= ...`, set_data, vector_to_parameters), which DTR does not see. "
+          "Read the value before changing its inputs, or decheckpoint it"));
+    }
     if (version_of(t) == p.version) continue;
     throw Error(detail::concat(
         "[dtr] cannot recompute ", op_name(r.op), ": its ",

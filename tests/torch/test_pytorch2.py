@@ -90,5 +90,31 @@ class ReplayGradModeTest(unittest.TestCase):
             self.assertTrue(torch.equal(a, b))
 
 
+class RebindingTest(unittest.TestCase):
+    def test_replay_refuses_a_parameter_given_another_buffer(self):
+        # Evolution strategies: set the weights from a vector, run forward,
+        # keep the output, repeat; score later. vector_to_parameters gives
+        # each parameter a new buffer (`param.data = ...`), which bumps no
+        # version counter: a replay of an evicted output must not compute
+        # it from the new weights.
+        from torch.nn.utils import (parameters_to_vector,
+                                    vector_to_parameters)
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 1))
+        x = dtr.checkpoint(torch.randn(32, 16))
+        base = parameters_to_vector(model.parameters()).detach().clone()
+        outs = []
+        with torch.no_grad():
+            for k in range(2):
+                vector_to_parameters(base + k, model.parameters())
+                outs.append(model(x))
+        dtr.evict_all()
+        with self.assertRaisesRegex(RuntimeError, "another buffer"):
+            dtr.decheckpoint(outs[0])
+        # The value computed from the current weights still replays.
+        want = model(dtr.decheckpoint(x))
+        self.assertTrue(torch.equal(dtr.decheckpoint(outs[1]), want))
+
+
 if __name__ == "__main__":
     unittest.main()
