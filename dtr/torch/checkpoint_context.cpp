@@ -282,8 +282,9 @@ at::Tensor Context::wrap_constant(const at::Tensor& t) {
   at::Tensor wrapper = make_wrapper(cell);
   // A write into t outside DTR (under no_grad, between forward and
   // backward) must reach what autograd saved: the wrapper shares t's
-  // version counter, so backward refuses what PyTorch refuses.
-  if (!t.is_inference()) {
+  // version counter, so backward refuses what PyTorch refuses. Tensors
+  // made under torch.inference_mode() have no version counter.
+  if (!t.is_inference() && !wrapper.is_inference()) {
     wrapper.unsafeGetTensorImpl()->set_version_counter(
         t.unsafeGetTensorImpl()->version_counter());
   }

@@ -53,6 +53,7 @@ CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle)
                       c10::Device(c10::DeviceType::CPU)),
       handle_(std::move(handle)) {
   set_storage_access_should_throw();
+  use_device_autocast();
   refresh_metadata(handle_->cell->value);
 }
 
@@ -61,6 +62,18 @@ CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle,
     : c10::TensorImpl(wrapper_keys(), dtype, c10::Device(c10::DeviceType::CPU)),
       handle_(std::move(handle)) {
   set_storage_access_should_throw();
+  use_device_autocast();
+}
+
+// The TensorImpl constructor gives a PrivateUse1 tensor PrivateUse1's
+// autocast key; torch.autocast("cpu") enables the CPU's. A wrapper is
+// autocast as the values it stands for are, so an op whose inputs are all
+// wrappers casts exactly where plain PyTorch does.
+void CheckpointTensorImpl::use_device_autocast() {
+  using c10::BackendComponent;
+  key_set_ = (key_set_ - c10::getAutocastRelatedKeySetFromBackend(
+                             BackendComponent::PrivateUse1Bit)) |
+             c10::getAutocastRelatedKeySetFromBackend(BackendComponent::CPUBit);
 }
 
 void CheckpointTensorImpl::refresh_metadata(const at::Tensor& value) {

@@ -124,6 +124,7 @@ class CheckpointTensorImpl final : public c10::TensorImpl {
   }
 
  private:
+  void use_device_autocast();
   std::shared_ptr<Handle> handle_;
 };
 
