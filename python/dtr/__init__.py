@@ -15,14 +15,15 @@ in any order; while any is active the budget is the sum over threads of each
 thread's innermost block (their values share one pool), and afterwards what
 ``set_budget()`` set (unlimited by default).
 
-Loads the same libdtr_torch.so the C++ API uses into Debian's python3-torch.
+Loads the same libdtr_torch.so the C++ API uses into PyTorch (2.6 or newer,
+the release it was built against).
 It looks, in order, at $DTR_TORCH_LIBRARY, at the copy installed inside the
 package (dtr/_lib/libdtr_torch.so, put there by ``pip install .``), then, in
 a source checkout, at the CMake build directories (build*/) next to python/.
 
 Importing dtr patches a few Python methods of torch.Tensor: __repr__,
 numpy, tolist, __reduce_ex__ (pickling, torch.save), __deepcopy__,
-new_tensor, storage and untyped_storage. These read a tensor's memory
+new_tensor, storage and untyped_storage, and the setter of ``data``. These read a tensor's memory
 directly, and a checkpointed tensor has no storage of its own (its value may
 be evicted), so without the patch printing, saving or copying one would
 fail. Each patched method calls the original unchanged for every tensor
@@ -79,8 +80,15 @@ _ops = torch.ops.dtr
 UNLIMITED = _ops.unlimited()  # "no budget", as the library defines it
 
 
+_WRAPPER_KEY = torch._C.DispatchKey.PrivateUse1
+
+
 def is_checkpoint(t):
-    return isinstance(t, torch.Tensor) and _ops.is_checkpoint(t)
+    # The key check first: it needs no dispatch, so it also answers inside
+    # tracers' modes (torch.compile's fake tensors), where an op would not.
+    return (isinstance(t, torch.Tensor)
+            and torch._C._dispatch_keys(t).has(_WRAPPER_KEY)
+            and _ops.is_checkpoint(t))
 
 
 def decheckpoint(t):
@@ -96,6 +104,7 @@ def checkpoint(obj):
     if isinstance(obj, torch.nn.Module):
         return _modules.install(obj)
     return _modules.wrap(obj)
+
 
 
 def _bytes(nbytes):

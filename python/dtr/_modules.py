@@ -111,12 +111,37 @@ _reentrant = torch.utils.checkpoint.CheckpointFunction
 _reentrant.backward = _nested_backward(_reentrant.backward)
 
 
+@torch._dynamo.disable
+def _refuse_compile(module):
+    raise RuntimeError(
+        "dtr: %s is checkpointed (dtr.checkpoint) and runs under "
+        "torch.compile, which cannot trace checkpointed tensors: a compiled "
+        "graph has no place for DTR's evictions and replays, and would run "
+        "outside the budget. Compile the model without dtr.checkpoint(), "
+        "or run the checkpointed model uncompiled" % type(module).__name__)
+
+
 def _checkpoint_inputs(module, args, kwargs):
+    # Dynamo traces this hook with is_compiling() true and, at the graph
+    # break, calls the disabled _refuse_compile for real: the first compiled
+    # call raises, before any step runs.
+    if torch.compiler.is_compiling():
+        _refuse_compile(module)
     _ops.begin_step()  # the root's forward() starts a training step
     return wrap(args), wrap(kwargs)
 
 
 def install(module):
+    if isinstance(module, torch.jit.ScriptModule):
+        raise TypeError(
+            "dtr.checkpoint: %s is a TorchScript module, which takes no "
+            "forward hooks; pass checkpointed inputs instead: "
+            "model(dtr.checkpoint(x))" % type(module).__name__)
+    if hasattr(module, "_orig_mod"):  # torch.compile's OptimizedModule
+        raise TypeError(
+            "dtr.checkpoint: the module is compiled with torch.compile, "
+            "which cannot trace checkpointed tensors; checkpoint the "
+            "uncompiled module (its _orig_mod) and run it uncompiled")
     for m in module.modules():
         if isinstance(m, _RECURRENT) and "forward" not in vars(m):
             m.forward = _StateForward(m)

@@ -1,4 +1,5 @@
-"""Python methods of torch.Tensor that read a tensor's memory directly.
+"""Python methods of torch.Tensor that read a tensor's memory directly,
+and the setter of Tensor.data.
 
 A checkpointed tensor has no storage of its own (its value may be evicted),
 so printing, numpy(), tolist(), pickling (torch.save, copy.deepcopy) and
@@ -92,6 +93,19 @@ def _storage_method(name):
     return method
 
 
+_data = torch._C.TensorBase.data  # the C property behind Tensor.data
+
+
+def _set_data(self, value):
+    # `param.data = v` with a checkpointed v (vector_to_parameters of a
+    # vector computed under DTR): the plain tensor takes v's plain value;
+    # a wrapper cannot become its buffer.
+    if not is_checkpoint(self) and is_checkpoint(value):
+        value = decheckpoint(value)
+    _data.__set__(self, value)
+
+
+torch.Tensor.data = property(_data.__get__, _set_data, doc=_data.__doc__)
 torch.Tensor.__repr__ = _repr
 torch.Tensor.numpy = _numpy
 torch.Tensor.tolist = _tolist
