@@ -5,7 +5,7 @@ DDP over Gloo on loopback with 1, 2 and 4 processes, plain and under DTR at
 
 Run (from the repository root):
   PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \
-  /usr/bin/python3 bench/torch/data_parallel_table.py [--model cnn] [--steps 6]
+  .venv/bin/python bench/torch/data_parallel_table.py [--model cnn] [--steps 6]
 Prints a Markdown table: median step time over steps 2.. (the first step
 builds DDP's buckets), the slowdown of DTR, and per rank the allocator's
 peak above the baseline (parameters and data) next to the budget."""

@@ -5,7 +5,7 @@ not wall time: on a shared machine the wall clock also counts the time the
 process waited for a core. Usage:
 
     PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \\
-        /usr/bin/python3 bench/torch/kernel_overhead.py [--iters N] [--reps R]
+        .venv/bin/python bench/torch/kernel_overhead.py [--iters N] [--reps R]
 """
 import argparse
 import statistics

@@ -3,7 +3,7 @@ over many training steps, plain PyTorch and DTR under a budget, with the
 least-squares slope of each per 1,000 steps (docs/torch.md, "Long runs").
 
     PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \\
-        /usr/bin/python3 bench/torch/long_run.py [--steps 10000] [--every 500]
+        .venv/bin/python bench/torch/long_run.py [--steps 10000] [--every 500]
 """
 import argparse
 import os

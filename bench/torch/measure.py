@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Measures the LibTorch layer against plain LibTorch and the simulator.
 
 Writes three Markdown tables (stdout, or --out FILE):
@@ -10,7 +10,7 @@ Writes three Markdown tables (stdout, or --out FILE):
 Every figure is a ratio of two runs made side by side in one process or
 one script run (this machine is shared and noisy: read them as such).
 
-  /usr/bin/python3 bench/torch/measure.py --dtr build/dtr/cli/dtr \
+  .venv/bin/python bench/torch/measure.py --dtr build/dtr/cli/dtr \
       --out docs/torch-measured.md
 """
 import argparse

@@ -11,7 +11,7 @@ cost left out), and `dtr sim TRACE --budget-bytes B` on step 1's trace
 heuristic and cost model on both sides (`auto` could pick differently).
 
     PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \\
-        /usr/bin/python3 bench/torch/rnn_vs_sim.py lstm 0.75 \\
+        .venv/bin/python bench/torch/rnn_vs_sim.py lstm 0.75 \\
         [--dtr build/dtr/cli/dtr] [--heuristic dtr] [--cost-model bytes]
 """
 import argparse

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Model-zoo table: every case of tests/torch/zoo at budget ratios 0.5 and
 0.3 of its unbudgeted DTR allocator peak (above the memory live when
 training starts), as a Markdown table on stdout:
@@ -14,7 +14,7 @@ cuts. A case whose unbudgeted DTR run already fails is reported with ratio
 "free".
 
   PYTHONPATH=python DTR_TORCH_LIBRARY=build/dtr/torch/libdtr_torch.so \
-      /usr/bin/python3 bench/torch/zoo_table.py [--cases a,b] [--ratios 0.5,0.3]
+      .venv/bin/python bench/torch/zoo_table.py [--cases a,b] [--ratios 0.5,0.3]
       [--tracebacks] [--json FILE]
 
 Point PYTHONPATH and DTR_TORCH_LIBRARY at another build (e.g. an older
@@ -36,6 +36,14 @@ from zoo import harness  # noqa: E402
 
 def fmt(v, spec):
     return "-" if v is None else spec % v
+
+
+def importable(module):
+    try:
+        __import__(module)
+        return True
+    except Exception:  # torchvision beside the CPU wheel raises RuntimeError
+        return False
 
 
 def note(row):
@@ -60,10 +68,13 @@ def main():
     names = args.cases.split(",") if args.cases else [
         c.name for c in zoo_cases.CASES]
     ratios = [float(r) for r in args.ratios.split(",")]
-    rows = []
+    rows, skipped = [], []
     start = time.perf_counter()
     for name in names:
         case = zoo_cases.BY_NAME[name]
+        if case.requires and not importable(case.requires):
+            skipped.append(name)
+            continue
         t = time.perf_counter()
         for ratio in ratios:
             row = harness.run_case(case, ratio)
@@ -87,6 +98,9 @@ def main():
             fmt(r["wall_ratio"], "%.2f"), fmt(r["evictions"], "%d"),
             note(r)))
     print("\n%d runs in %.0f s" % (len(rows), time.perf_counter() - start))
+    if skipped:
+        print("\nNot run (a module they import does not import here): %s"
+              % ", ".join(skipped))
     if args.json:
         with open(args.json, "w") as f:
             json.dump([{k: v for k, v in r.items()} for r in rows], f,
