@@ -21,12 +21,18 @@ else()
   set(DTR_INSTALL_WITH_TORCH OFF)
 endif()
 
-# Installed binaries find the installed libdtr_torch.so next door; LibTorch
-# itself is in the system library directory.
+# Installed binaries find the installed libdtr_torch.so next door, and
+# LibTorch where it was found at build time (inside the PyTorch wheel).
 file(RELATIVE_PATH _dtr_bin_to_lib
      /_/${CMAKE_INSTALL_BINDIR} /_/${CMAKE_INSTALL_LIBDIR})
+set(_dtr_torch_rpath "")
+if(TARGET dtr_torch AND DTR_TORCH_LIBRARY_DIR)
+  set(_dtr_torch_rpath "${DTR_TORCH_LIBRARY_DIR}")
+  set_target_properties(dtr_torch PROPERTIES
+    INSTALL_RPATH "${_dtr_torch_rpath}")
+endif()
 set_target_properties(dtr PROPERTIES
-  INSTALL_RPATH "$ORIGIN/${_dtr_bin_to_lib}")
+  INSTALL_RPATH "$ORIGIN/${_dtr_bin_to_lib};${_dtr_torch_rpath}")
 
 install(TARGETS ${_dtr_export_targets} EXPORT dtrTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
