@@ -74,9 +74,8 @@ void Context::flush() {
         runtime_.abort_call({&p.id, 1});
         if (recorder_ != nullptr) recorder_->unpin(p.id);
         retry_forget(runtime_.graph().tensor(p.id).storage, dead);
-        // Held past its release: evicted now, as the simulator's UNPIN
-        // does. A cell that dies unheld is not (Note [Dying cells]).
-        if (!p.release) evict_if_unreferenced(p.id);
+        // Held past its release: the unlock evicts it (the core's evict on
+        // unlock), as the simulator's UNPIN does.
       }
       if (p.release) {
         runtime_.release(p.id);
@@ -116,20 +115,6 @@ void Context::retry_forget(StorageId s, DeadIds& dead) {
   }
   dead.append(it->second.begin(), it->second.end());
   waiting_forget_.erase(it);
-}
-
-// Workaround: Runtime::release evicts eagerly only if the storage is
-// unlocked at that moment; a storage whose last reference went while it
-// was locked stays resident after the unlock. Retain+release re-runs the
-// eager check. (Core request: evict on unlock when ext_refs == 0.)
-void Context::evict_if_unreferenced(TensorId id) {
-  const Graph& g = runtime_.graph();
-  const Storage& st = g.storage(g.tensor(id).storage);
-  if (st.resident && st.ext_refs == 0 && st.locks == 0 && !st.pinned &&
-      !st.constant && !st.banished) {
-    runtime_.retain(id);
-    runtime_.release(id);
-  }
 }
 
 void Context::on_last_handle(Cell& cell) {

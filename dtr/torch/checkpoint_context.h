@@ -222,7 +222,6 @@ class Context final : public Executor {
   void flush();
   /// Note [Values made before recording]
   void record_values_made_before();
-  void evict_if_unreferenced(TensorId id);
   void note_peak();
   /// Bytes of the storages of held cells (unevictable); O(cells).
   std::int64_t held_bytes() const;

@@ -163,7 +163,6 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     }
   }
   if (plan.direct) hold_written(args, plan);
-  for (TensorId id : slots.ids) evict_if_unreferenced(id);
   wrap_results(stack, args, out, out_cells);
 }
 
