@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "dtr/core/error.h"
+#include "dtr/torch/boxed_call.h"
 #include "dtr/torch/call_guard.h"
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
@@ -250,27 +251,22 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   Outputs out;
   const std::size_t n_returns = op.schema().returns().size();
   AllocationWindow window(&make_room_hook);
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (plan.is_stripped(i)) {
-      stack->push_back(args[i]);
-      continue;
-    }
-    stack->push_back(map_tensors(args[i], [&](const at::Tensor& t) {
-      const std::size_t slot = k++;
-      at::Tensor v = t;
-      if (slots.cells[slot]) {
-        v = slots.cells[slot]->value;
-        DTR_ASSERT(v.defined(), "input of ", op_name(op), " not resident");
-        if (plan.write[i] && !plan.direct) {
-          if (!plan.moved[i]) v = cow_clone(v);
-          slots.cow.push_back(static_cast<int>(slot));
+  push_plain_args(
+      args, [&](std::size_t i) { return plan.is_stripped(i); },
+      [&](std::size_t i, std::size_t slot, const at::Tensor& t) {
+        at::Tensor v = t;
+        if (slots.cells[slot]) {
+          v = slots.cells[slot]->value;
+          DTR_ASSERT(v.defined(), "input of ", op_name(op), " not resident");
+          if (plan.write[i] && !plan.direct) {
+            if (!plan.moved[i]) v = cow_clone(v);
+            slots.cow.push_back(static_cast<int>(slot));
+          }
         }
-      }
-      slots.values[slot] = v;
-      return v;
-    }));
-  }
+        slots.values[slot] = v;
+        return v;
+      },
+      stack);
   struct Reserve {  // Note [Room for moved writes]
     std::int64_t& slot;
     ~Reserve() { slot = 0; }
@@ -278,10 +274,7 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   moved_bytes_ = reserve_moved(args, plan);
   const std::int64_t start = now_ns();
   const std::int64_t room_before = room_ns_;
-  {
-    at::AutoDispatchBelowADInplaceOrView below;
-    op.callBoxed(stack);
-  }
+  call_below_autograd(op, stack, at::GradMode::is_enabled());
   // Note [Op costs exclude making room]
   out.elapsed_ns = now_ns() - start - (room_ns_ - room_before);
   out.results.assign(std::make_move_iterator(stack->end() - n_returns),

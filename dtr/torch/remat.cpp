@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "dtr/core/error.h"
+#include "dtr/torch/boxed_call.h"
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/ivalue_tensors.h"
@@ -130,28 +131,24 @@ void Context::replay(const Graph& graph, OpId op_id) {
   torch::jit::Stack stack;
   {
     AllocationWindow window(&make_room_hook);
-    std::size_t k = 0;
-    for (const auto& a : r.args) {
-      stack.push_back(map_tensors(a, [&](const at::Tensor& t) {
-        const std::size_t slot = k++;
-        const int in = r.slots[slot];
-        if (in < 0) return t;
-        at::Tensor v = r.inputs[in]->value;
-        DTR_ASSERT(v.defined(), "replay of ", graph.op(op_id).name,
-                   ": input not resident");
-        if (std::find(r.cow_slots.begin(), r.cow_slots.end(),
-                      static_cast<int>(slot)) != r.cow_slots.end()) {
-          v = cow_clone(v);
-        }
-        return v;
-      }));
-    }
+    push_plain_args(
+        r.args, [](std::size_t) { return false; },
+        [&](std::size_t, std::size_t slot, const at::Tensor& t) {
+          const int in = r.slots[slot];
+          if (in < 0) return t;
+          at::Tensor v = r.inputs[in]->value;
+          DTR_ASSERT(v.defined(), "replay of ", graph.op(op_id).name,
+                     ": input not resident");
+          if (std::find(r.cow_slots.begin(), r.cow_slots.end(),
+                        static_cast<int>(slot)) != r.cow_slots.end()) {
+            v = cow_clone(v);
+          }
+          return v;
+        },
+        &stack);
     std::optional<RngSwap> rng;
     if (r.rng_state.defined()) rng.emplace(r.generator, r.rng_state);
-    // Note [Replay under the call's grad mode]
-    at::AutoGradMode grad_mode(r.grad_mode);
-    at::AutoDispatchBelowADInplaceOrView guard;
-    r.op.callBoxed(&stack);
+    call_below_autograd(r.op, &stack, r.grad_mode);
   }
   std::size_t f = 0;
   for (const auto& result : stack) {

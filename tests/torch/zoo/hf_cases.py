@@ -116,6 +116,13 @@ def _convnext():
         hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 2, 1], num_labels=10))
 
 
+def _resnet():
+    from transformers import ResNetConfig, ResNetForImageClassification
+    return ResNetForImageClassification(ResNetConfig(
+        embedding_size=16, hidden_sizes=[32, 64, 128, 256], depths=[2, 2, 3, 2],
+        layer_type="bottleneck", num_labels=10))
+
+
 CASES = [
     _lm_case("hf_gpt2", _gpt2),
     _lm_case("hf_bert", _bert, labels="class"),
@@ -123,4 +130,5 @@ CASES = [
     _lm_case("hf_t5", _t5, labels="seq2seq"),
     _vit_case("hf_vit", _vit, 32),
     _vit_case("hf_convnext", _convnext, 64),
+    _vit_case("hf_resnet", _resnet, 32, batch=8),
 ]
