@@ -4,9 +4,9 @@
 /// stack built from the call's arguments with each tensor slot replaced by
 /// a plain value, then the operator run below autograd. Slots are numbered
 /// in for_each_tensor's order, the order the call's records use.
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
-#include <ATen/core/LegacyTypeDispatch.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
 #include <cstddef>

@@ -72,15 +72,14 @@ void Context::flush() {
       pending_.pop_back();
       if (p.unlock) {
         runtime_.abort_call({&p.id, 1});
-        if (recorder_ != nullptr) recorder_->unpin(p.id);
+        notify([&](RunListener& l) { l.unpin(p.id); });
         retry_forget(runtime_.graph().tensor(p.id).storage, dead);
         // Held past its release: the unlock evicts it (the core's evict on
         // unlock), as the simulator's UNPIN does.
       }
       if (p.release) {
         runtime_.release(p.id);
-        if (recorder_ != nullptr) recorder_->release(p.id);
-        if (auto_.enabled()) auto_.step().release(p.id);
+        notify([&](RunListener& l) { l.release(p.id); });
       }
       if (p.forget) dead.push_back(p.id);
     }
@@ -293,8 +292,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
     runtime_.begin_call({});
     OutputSpec spec{0, -1};
     const TensorId id = runtime_.end_call("checkpoint", {}, {&spec, 1}, 0)[0];
-    if (recorder_ != nullptr) recorder_->constant(id, 0);
-    if (auto_.enabled()) auto_.step().constant(id, 0);
+    notify([&](RunListener& l) { l.constant(id, 0); });
     return id;
   }
   TensorId member = kNoId;
@@ -305,13 +303,10 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
   CallGuard guard(runtime_, {&member, 1});
   OutputSpec spec{0, 0};
   const TensorId id = guard.end("checkpoint", {&spec, 1}, 0)[0];
-  if (recorder_ != nullptr) {
-    recorder_->call("checkpoint", {&member, 1}, {&id, 1}, {&spec, 1}, 0);
-  }
-  if (auto_.enabled()) {
-    auto_.step().call(runtime_.graph(), "checkpoint", {&member, 1}, {&id, 1},
-                      {&spec, 1}, 0);
-  }
+  notify([&](RunListener& l) {
+    l.call(runtime_.graph(), "checkpoint", {&member, 1}, {&id, 1}, {&spec, 1},
+           0);
+  });
   return id;
 }
 

@@ -14,6 +14,15 @@
 ///   debug_dump.cpp          DTR_DEBUG output
 ///   replay_check.cpp        DTR_CHECK_REPLAYS: replays against the originals
 ///   steps.cpp               step boundaries and their listeners
+///   profiling.cpp           dtr.profile: the Chrome trace's spans
+///   api.cpp, register.cpp   the C++ API and the torch.ops.dtr operators
+///
+/// Beside it, each with one job: boxed_call.h (how an operator is called,
+/// first run and replay alike), run_listener.h (the events the trace
+/// recorder and auto's step recording both receive, through notify()),
+/// op_rules.h (what an operator's schema does not say), counting_allocator.h
+/// (the budget's allocation hook), checkpoint_tensor.h (wrapper, Handle,
+/// Cell, Remat).
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
@@ -39,6 +48,7 @@
 #include "dtr/torch/op_rules.h"
 #include "dtr/torch/remat_table.h"
 #include "dtr/torch/replay_check.h"
+#include "dtr/torch/run_listener.h"
 #include "dtr/torch/trace_recorder.h"
 
 namespace torch::autograd {
@@ -222,6 +232,13 @@ class Context final : public Executor {
   void flush();
   /// Note [Values made before recording]
   void record_values_made_before();
+  /// Sends an event to every active RunListener (the trace recorder,
+  /// auto's step), so that both see the same run.
+  template <typename F>
+  void notify(F&& event) {
+    if (recorder_ != nullptr) event(static_cast<RunListener&>(*recorder_));
+    if (auto_.enabled()) event(static_cast<RunListener&>(auto_.step()));
+  }
   void note_peak();
   /// Bytes of the storages of held cells (unevictable); O(cells).
   std::int64_t held_bytes() const;

@@ -139,19 +139,9 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     // is evicted (same buffer); the allocation hook tracks the real level.
     const std::span<const TensorId> ended = guard->end(name, out.specs, cost);
     const OutIds out_ids(ended.begin(), ended.end());
-    if (recorder_ != nullptr) {
-      std::vector<OutputSpec> rec(out.specs.begin(), out.specs.end());
-      const Graph& g = runtime_.graph();
-      for (auto& o : rec) {
-        if (o.alias_of < 0) continue;
-        o.bytes = g.storage(g.tensor(slots.ids[o.alias_of]).storage).bytes;
-      }
-      recorder_->call(name, slots.ids, out_ids, rec, cost);
-    }
-    if (auto_.enabled()) {
-      auto_.step().call(runtime_.graph(), name, slots.ids, out_ids, out.specs,
-                        cost);
-    }
+    notify([&](RunListener& l) {
+      l.call(runtime_.graph(), name, slots.ids, out_ids, out.specs, cost);
+    });
     for (std::size_t o = 0; o < out.specs.size(); ++o) {
       out_cells.push_back(new_cell(out_ids[o], out.values[o]));
       const int in = out.specs[o].alias_of;

@@ -206,9 +206,9 @@ void Context::copy_storage_on_write(TensorId member) {
     }
     OutputSpec spec{nbytes, -1};
     const TensorId root = guard.end("copy_on_write", {&spec, 1}, 1)[0];
-    if (recorder_ != nullptr) {  // so that the holds below have names
-      recorder_->call("copy_on_write", ids, {&root, 1}, {&spec, 1}, 1);
-    }
+    notify([&](RunListener& l) {  // so that the holds below have names
+      l.call(runtime_.graph(), "copy_on_write", ids, {&root, 1}, {&spec, 1}, 1);
+    });
     for (const auto& c : views) {
       at::Tensor v = at::empty({0}, c->value.options())
                          .set_(raw.storage(), c->value.storage_offset(),
@@ -217,11 +217,10 @@ void Context::copy_storage_on_write(TensorId member) {
       OutputSpec view_spec{0, 0};
       const TensorId view =
           alias.end("copy_on_write_view", {&view_spec, 1}, 1)[0];
-      if (recorder_ != nullptr) {
-        const OutputSpec rec{nbytes, 0};  // an alias: its storage's size
-        recorder_->call("copy_on_write_view", {&root, 1}, {&view, 1}, {&rec, 1},
-                        1);
-      }
+      notify([&](RunListener& l) {
+        l.call(runtime_.graph(), "copy_on_write_view", {&root, 1}, {&view, 1},
+               {&view_spec, 1}, 1);
+      });
       copies.push_back(new_cell(view, v));
     }
     // The copy cannot be recomputed: its views are held while they live;
@@ -241,7 +240,7 @@ void Context::hold(const std::shared_ptr<Cell>& cell) {
   CoreScope scope(*this);
   runtime_.begin_call({&cell->id, 1});  // materializes and locks
   cell->held = true;
-  if (recorder_ != nullptr) recorder_->pin(cell->id);
+  notify([&](RunListener& l) { l.pin(cell->id); });
   cell->remat.reset();
 }
 
@@ -312,7 +311,7 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
     if ((c->handles > 0 || read_elsewhere.count(c.get())) && !c->held) {
       runtime_.begin_call({&c->id, 1});
       c->held = true;
-      if (recorder_ != nullptr) recorder_->pin(c->id);
+      notify([&](RunListener& l) { l.pin(c->id); });
       if (debug_) {
         const Graph& g = runtime_.graph();
         std::fprintf(
@@ -326,7 +325,7 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   live.clear();
   // The trace cannot say whose lineage a cut ends: only a cut of every
   // live value's is written.
-  if (recorder_ != nullptr && !others) recorder_->annotate("LINEAGE_CUT");
+  if (!others) notify([](RunListener& l) { l.annotate("LINEAGE_CUT"); });
 }
 
 // Note [Escapes]

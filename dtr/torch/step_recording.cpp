@@ -130,6 +130,24 @@ void StepRecording::release(TensorId id) {
   stamp_[id] = 0;
 }
 
+void StepRecording::pin(TensorId id) {
+  if (!writing_ || !mapped(id)) return;  // made before the step: not ours
+  program_.steps.push_back({trace::StepKind::kPin, value_of_[id]});
+}
+
+void StepRecording::unpin(TensorId id) {
+  if (!writing_ || !mapped(id)) return;
+  program_.steps.push_back({trace::StepKind::kUnpin, value_of_[id]});
+}
+
+void StepRecording::annotate(const std::string& what) {
+  if (!writing_ || what != "LINEAGE_CUT") return;
+  auto& cuts = program_.lineage_cuts;
+  if (cuts.empty() || cuts.back() != program_.steps.size()) {
+    cuts.push_back(program_.steps.size());
+  }
+}
+
 trace::Program StepRecording::program() const {
   trace::Program p = program_;
   // The output condition: every value still referenced stays resident.

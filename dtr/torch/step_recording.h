@@ -31,11 +31,12 @@
 
 #include "dtr/core/graph.h"
 #include "dtr/core/runtime.h"
+#include "dtr/torch/run_listener.h"
 #include "dtr/trace/program.h"
 
 namespace dtr::pt {
 
-class StepRecording {
+class StepRecording final : public RunListener {
  public:
   static constexpr std::uint64_t kMaxWrittenCalls = std::uint64_t{1} << 18;
 
@@ -44,13 +45,19 @@ class StepRecording {
   void restart(bool write);
   bool writing() const { return writing_; }
 
-  void constant(TensorId id, std::int64_t bytes);
+  void constant(TensorId id, std::int64_t bytes) override;
   /// For an alias output, specs[i].bytes is ignored (aliases share a
   /// storage); `g` gives the sizes of values made before the step.
   void call(const Graph& g, const std::string& op,
             std::span<const TensorId> inputs, std::span<const TensorId> outputs,
-            std::span<const OutputSpec> specs, std::int64_t cost_ns);
-  void release(TensorId id);
+            std::span<const OutputSpec> specs, std::int64_t cost_ns) override;
+  void release(TensorId id) override;
+  /// Holds of values this step defined, as the trace writes them.
+  void pin(TensorId id) override;
+  void unpin(TensorId id) override;
+  /// LINEAGE_CUT is marked in the program as the trace reader marks it;
+  /// no marker changes the signature.
+  void annotate(const std::string& what) override;
 
   std::uint64_t signature() const { return hash_; }
   std::uint64_t calls() const { return calls_; }

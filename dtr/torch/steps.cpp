@@ -32,7 +32,7 @@ void Context::begin_step() {
   ++steps_;
   ops_at_step_ = ops_;
   runtime_.begin_step();
-  if (recorder_ != nullptr) recorder_->annotate("STEP");
+  notify([](RunListener& l) { l.annotate("STEP"); });
   for (const StepListener& listener : step_listeners_) listener(steps_);
 }
 

@@ -31,7 +31,7 @@ void TraceRecorder::constant(TensorId id, std::int64_t bytes) {
   writer_->constant(define(id), bytes);
 }
 
-void TraceRecorder::call(const std::string& op,
+void TraceRecorder::call(const Graph& g, const std::string& op,
                          std::span<const TensorId> inputs,
                          std::span<const TensorId> outputs,
                          std::span<const OutputSpec> specs,
@@ -41,7 +41,11 @@ void TraceRecorder::call(const std::string& op,
   for (TensorId in : inputs) args.push_back(name_of(in));
   std::vector<trace::TraceWriter::Result> results;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    results.push_back({define(outputs[i]), specs[i].bytes, specs[i].alias_of});
+    const int alias = specs[i].alias_of;
+    const std::int64_t bytes =
+        alias < 0 ? specs[i].bytes
+                  : g.storage(g.tensor(inputs[alias]).storage).bytes;
+    results.push_back({define(outputs[i]), bytes, alias});
   }
   writer_->call(op, args, results, time_ns);
 }

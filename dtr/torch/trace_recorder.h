@@ -12,6 +12,7 @@
 
 #include "dtr/core/graph.h"
 #include "dtr/core/runtime.h"
+#include "dtr/torch/run_listener.h"
 
 namespace dtr::trace {
 class TraceWriter;
@@ -19,17 +20,17 @@ class TraceWriter;
 
 namespace dtr::pt {
 
-class TraceRecorder {
+class TraceRecorder final : public RunListener {
  public:
   explicit TraceRecorder(std::ostream& out);
-  ~TraceRecorder();
-  void annotate(const std::string& what);
-  void constant(TensorId id, std::int64_t bytes);
-  /// For an alias, specs[i].bytes is the aliased storage's size.
-  void call(const std::string& op, std::span<const TensorId> inputs,
-            std::span<const TensorId> outputs,
-            std::span<const OutputSpec> specs, std::int64_t time_ns);
-  void release(TensorId id);
+  ~TraceRecorder() override;
+  void annotate(const std::string& what) override;
+  void constant(TensorId id, std::int64_t bytes) override;
+  /// An alias is written with its storage's size, read off `g`.
+  void call(const Graph& g, const std::string& op,
+            std::span<const TensorId> inputs, std::span<const TensorId> outputs,
+            std::span<const OutputSpec> specs, std::int64_t time_ns) override;
+  void release(TensorId id) override;
   /// A value made before recording began (Note [Values made before
   /// recording]): a CALL of no arguments ("made_before") of `bytes`, or,
   /// for a further value of a storage already written, an alias of
@@ -39,8 +40,8 @@ class TraceRecorder {
   /// A held value (resident until it dies) and its end: PIN and UNPIN,
   /// written only for values the trace defined and has not released
   /// (Note [Holds in the trace]).
-  void pin(TensorId id);
-  void unpin(TensorId id);
+  void pin(TensorId id) override;
+  void unpin(TensorId id) override;
 
  private:
   // Note [Trace names]: the runtime reuses the ids of forgotten tensors,
