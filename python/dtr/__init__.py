@@ -23,11 +23,11 @@ a source checkout, at the CMake build directories (build*/) next to python/.
 
 Importing dtr patches a few Python methods of torch.Tensor: __repr__,
 numpy, tolist, __reduce_ex__ (pickling, torch.save), __deepcopy__,
-new_tensor, storage and untyped_storage, and the setter of ``data``. These read a tensor's memory
-directly, and a checkpointed tensor has no storage of its own (its value may
-be evicted), so without the patch printing, saving or copying one would
-fail. Each patched method calls the original unchanged for every tensor
-that is not checkpointed; see _tensor_methods.py.
+new_tensor, storage and untyped_storage, and the setter of ``data``. These
+read a tensor's memory directly, and a checkpointed tensor has no storage of
+its own (its value may be evicted), so without the patch printing, saving or
+copying one would fail. Each patched method calls the original unchanged
+for every tensor that is not checkpointed; see _tensor_methods.py.
 """
 import contextlib
 import glob
@@ -104,7 +104,6 @@ def checkpoint(obj):
     if isinstance(obj, torch.nn.Module):
         return _modules.install(obj)
     return _modules.wrap(obj)
-
 
 
 def _bytes(nbytes):

@@ -137,7 +137,7 @@ def install(module):
             "dtr.checkpoint: %s is a TorchScript module, which takes no "
             "forward hooks; pass checkpointed inputs instead: "
             "model(dtr.checkpoint(x))" % type(module).__name__)
-    if hasattr(module, "_orig_mod"):  # torch.compile's OptimizedModule
+    if isinstance(module, torch._dynamo.eval_frame.OptimizedModule):
         raise TypeError(
             "dtr.checkpoint: the module is compiled with torch.compile, "
             "which cannot trace checkpointed tensors; checkpoint the "
