@@ -19,7 +19,12 @@ if(NOT Torch_DIR AND DTR_PYTHON)
     OUTPUT_VARIABLE _dtr_torch_prefix
     RESULT_VARIABLE _dtr_torch_rc ERROR_QUIET)
   if(_dtr_torch_rc EQUAL 0 AND _dtr_torch_prefix)
-    list(APPEND CMAKE_PREFIX_PATH ${_dtr_torch_prefix})
+    # The package config (share/cmake), and the torch directory itself: its
+    # lib/ is then searched before the system's, so that a LibTorch of
+    # another release in /usr/lib (Debian's libtorch-dev) is never mixed in.
+    get_filename_component(_dtr_torch_root "${_dtr_torch_prefix}/../.."
+                           ABSOLUTE)
+    list(PREPEND CMAKE_PREFIX_PATH ${_dtr_torch_prefix} ${_dtr_torch_root})
   endif()
 endif()
 find_package(Torch QUIET GLOBAL)  # GLOBAL: the CLI links it elsewhere
