@@ -38,14 +38,6 @@ def fmt(v, spec):
     return "-" if v is None else spec % v
 
 
-def importable(module):
-    try:
-        __import__(module)
-        return True
-    except Exception:  # torchvision beside the CPU wheel raises RuntimeError
-        return False
-
-
 def note(row):
     parts = []
     if row["outcome"] == harness.OOM:
@@ -72,7 +64,7 @@ def main():
     start = time.perf_counter()
     for name in names:
         case = zoo_cases.BY_NAME[name]
-        if case.requires and not importable(case.requires):
+        if not case.runnable():
             skipped.append(name)
             continue
         t = time.perf_counter()

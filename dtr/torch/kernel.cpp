@@ -41,27 +41,6 @@ RngCapture capture_rng(const OpRules& rules, const Args& args) {
   return rng;
 }
 
-// torch.compile traces with fake tensors, which reach this kernel through
-// PyTorch's Python dispatch key; a compiled graph has no place for
-// evictions and replays, so tracing checkpointed tensors is refused.
-void refuse_tracing(const Args& args, const std::string& name) {
-  bool traced =
-      c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::Python);
-  for (const auto& a : args) {
-    for_each_tensor(a, [&](const at::Tensor& t) {
-      traced =
-          traced || (t.defined() && t.key_set().has(c10::DispatchKey::Python));
-    });
-  }
-  if (!traced) return;
-  throw UnsupportedOperator(detail::concat(
-      "[dtr] ", name,
-      " on checkpointed tensors under torch.compile (or another tracer of "
-      "tensor subclasses): a compiled graph has no place for DTR's "
-      "evictions and replays. Compile the model without dtr.checkpoint(), "
-      "or run the checkpointed model uncompiled"));
-}
-
 }  // namespace
 
 // Note [The boxed kernel]
@@ -100,7 +79,6 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   Args args(std::make_move_iterator(stack->end() - n),
             std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n, stack->end());
-  refuse_tracing(args, name);
   if (route_special(op, rules, stack, args)) return;
   struct CurrentOp {  // names the operator in out-of-memory messages
     const std::string*& slot;

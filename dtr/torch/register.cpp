@@ -80,15 +80,6 @@ Overrides& overrides() {
 
 // Python surface (torch.ops.dtr.*), used by python/dtr.
 at::Tensor op_checkpoint(const at::Tensor& t) {
-  // torch.compile traces with fake tensors (the Python dispatch key): a
-  // compiled graph has no place for evictions and replays.
-  if (t.key_set().has(c10::DispatchKey::Python)) {
-    throw c10::NotImplementedError(
-        {__func__, __FILE__, static_cast<std::uint32_t>(__LINE__)},
-        "[dtr] torch.compile (or another tracer of tensor subclasses) cannot "
-        "trace checkpointed tensors: compile the model without "
-        "dtr.checkpoint(), or run it under DTR uncompiled");
-  }
   return checkpoint(t);
 }
 at::Tensor op_decheckpoint(const at::Tensor& t) {

@@ -63,17 +63,9 @@ class ZooTest(unittest.TestCase):
                 self.assertTrue(ok, "%s at %s: %s" % (case.name, ratio, why))
 
 
-def _importable(module):
-    try:
-        __import__(module)
-        return True
-    except Exception:  # torchvision beside the CPU wheel raises RuntimeError
-        return False
-
-
 def _add(case):
     def test(self):
-        if case.requires and not _importable(case.requires):
+        if not case.runnable():
             self.skipTest("%s does not import here" % case.requires)
         self._check(case)
     test.__doc__ = "%s (%s)" % (case.name, case.habits)

@@ -32,6 +32,16 @@ class Case:
         self.habits = habits
         self.requires = requires  # a module the case imports, if any
 
+    def runnable(self):
+        """False if the module the case needs does not import here."""
+        if not self.requires:
+            return True
+        try:
+            __import__(self.requires)
+            return True
+        except Exception:  # torchvision beside the CPU wheel: RuntimeError
+            return False
+
     def __repr__(self):
         return "Case(%s)" % self.name
 
