@@ -26,6 +26,7 @@ Run one job by hand (from the repository root):
 import argparse
 import copy
 import datetime
+import gc
 import json
 import os
 import subprocess
@@ -174,7 +175,18 @@ def worker(a):
                                  for p in model.parameters()
                                  if p.grad is not None)}
     torch.save(result, os.path.join(a.out, "rank%d.pt" % rank))
+    # PyTorch 2.x's Gloo worker threads free each finished collective
+    # themselves, and one launched in backward holds a Python object whose
+    # release needs the GIL. DDP's reducer, freed with the GIL held, joins
+    # those threads if it holds the group's last reference: the job then
+    # hung at exit now and then (plain DDP too, 4 of 30 runs on 2 cores).
+    # Holding the group past the reducer makes the group's own destructor,
+    # which releases the GIL, the one that joins them.
+    group = dist.group.WORLD
     dist.destroy_process_group()
+    del ddp
+    gc.collect()
+    del group
 
 
 def _last_line(err):
