@@ -28,6 +28,11 @@ struct FidelityOptions {
 };
 
 void run(const FidelityOptions& o) {
+  for (const std::string& out : {o.markdown, o.speed_markdown}) {
+    if (!out.empty()) {
+      trace::refuse_overwriting_inputs(out, {o.reference}, "--markdown");
+    }
+  }
   int threads = o.threads.value_or(sim::default_threads());
   auto rows = report::read_reference_csv(o.reference);
   auto cells =

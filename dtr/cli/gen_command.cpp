@@ -27,11 +27,11 @@ void run(const GenOptions& o) {
     models::build_model(o.model, o.options, w);
     return;
   }
-  std::ofstream f(o.out);
-  if (!f) throw InvalidArgument("[gen] cannot write " + o.out);
-  trace::TraceWriter w(f);
+  trace::AtomicOutput f(o.out);
+  if (!f.stream()) throw InvalidArgument("[gen] cannot write " + o.out);
+  trace::TraceWriter w(f.stream());
   models::build_model(o.model, o.options, w);
-  trace::close_output(f, o.out);  // a trace that was not written is an error
+  f.commit();  // a trace that was not written is an error
   std::fprintf(stderr, "wrote %zu lines to %s\n", w.lines(), o.out.c_str());
 }
 }  // namespace

@@ -1,4 +1,5 @@
 // dtr: Dynamic Tensor Rematerialization tools. See README.md.
+#include <charconv>
 #include <cmath>
 #include <iostream>
 
@@ -22,17 +23,17 @@ std::vector<double> parse_ratio_list(const std::string& text) {
     std::size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     std::string item = text.substr(start, end - start);
-    try {
-      std::size_t used = 0;
-      double v = std::stod(item, &used);
-      if (used != item.size() || !(v > 0) || !std::isfinite(v)) {
-        throw std::invalid_argument(item);
-      }
-      out.push_back(v);
-    } catch (const std::exception&) {
+    // The same reading as --budget-ratio's (validators.h): from_chars,
+    // which takes a subnormal ratio where std::stod reports a range error.
+    double v = 0;
+    const char* last = item.data() + item.size();
+    auto [stop, ec] = std::from_chars(item.data(), last, v);
+    if (item.empty() || ec != std::errc() || stop != last || !(v > 0) ||
+        !std::isfinite(v)) {
       throw InvalidArgument("[--ratios] '" + item +
                             "' is not a positive finite number");
     }
+    out.push_back(v);
     start = end + 1;
   }
   return out;

@@ -16,6 +16,7 @@
 #include "dtr/sim/auto_choice.h"
 #include "dtr/sim/parallel.h"
 #include "dtr/sim/program_source.h"
+#include "dtr/trace/output_file.h"
 #include "dtr/trace/profile_recorder.h"
 
 namespace dtr::cli {
@@ -72,6 +73,9 @@ void run_sim(const SimOptions& o) {
   config.ignore_small = o.ignore_small;
   config.seed = o.seed;
   config.choice = parse_choice_mode(o.choice);
+  if (!o.profile.empty()) {
+    trace::refuse_overwriting_inputs(o.profile, {o.trace}, "--profile");
+  }
   sim::NamedProgram p = sim::load_program(o.trace);
   sim::Baseline baseline = sim::compute_baseline(p.program);
   if (o.stage) {

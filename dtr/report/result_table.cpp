@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "dtr/trace/utf8.h"
+
 namespace dtr::report {
 
 const std::vector<std::string>& result_columns() {
@@ -34,7 +36,7 @@ const std::vector<std::string>& result_columns() {
 nlohmann::json result_to_json(const std::string& trace,
                               const sim::SimResult& r) {
   nlohmann::ordered_json j;
-  j["trace"] = trace;
+  j["trace"] = dtr::trace::valid_utf8(trace);  // JSON holds only UTF-8
   j["heuristic"] = r.heuristic;
   j["policy"] = std::string(to_string(r.policy));
   j["budget_ratio"] = r.budget_ratio;
@@ -56,7 +58,7 @@ nlohmann::json result_to_json(const std::string& trace,
   j["trace_ops"] = r.trace_ops;
   j["sim_wall_ns"] = r.sim_wall_ns;
   j["chosen"] = r.chosen;  // auto's pick; empty for a fixed heuristic
-  if (!r.message.empty()) j["message"] = r.message;
+  if (!r.message.empty()) j["message"] = dtr::trace::valid_utf8(r.message);
   return nlohmann::json::parse(j.dump());
 }
 

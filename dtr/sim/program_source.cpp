@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -85,14 +86,22 @@ std::vector<std::string> expand_program_specs(
       specs.push_back(a);
       continue;
     }
+    std::error_code ec;
+    if (std::filesystem::is_directory(a, ec)) {
+      throw InvalidArgument("[" + a + "] is a directory, not a manifest");
+    }
     std::ifstream in(a);
     if (!in) throw InvalidArgument("[" + a + "] cannot open the manifest");
     nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (in.bad()) throw InvalidArgument("[" + a + "] read error");
     if (j.is_discarded() || !j.is_object() || !j.contains("models") ||
         !j["models"].is_array()) {
       throw InvalidArgument("[" + a +
                             "] a manifest is a JSON object with a list "
                             "\"models\" of {\"log\": FILE}");
+    }
+    if (j["models"].empty()) {
+      throw InvalidArgument("[" + a + "] the manifest lists no models");
     }
     auto dir = std::filesystem::path(a).parent_path();
     for (const auto& m : j["models"]) {
@@ -100,11 +109,38 @@ std::vector<std::string> expand_program_specs(
         throw InvalidArgument("[" + a + "] every model needs a \"log\" file");
       }
       std::string log = m["log"].get<std::string>();
+      if (log.empty()) {
+        throw InvalidArgument("[" + a + "] a model's \"log\" is empty");
+      }
       specs.push_back(log.rfind(kModelPrefix, 0) == 0 ? log
                                                       : (dir / log).string());
     }
   }
   return specs;
+}
+
+void make_names_unique(std::vector<NamedProgram>& programs,
+                       const std::vector<std::string>& specs) {
+  std::map<std::string, std::vector<std::size_t>> by_name;
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    by_name[programs[i].name].push_back(i);
+  }
+  for (const auto& [name, group] : by_name) {
+    if (group.size() < 2) continue;
+    for (std::size_t i : group) {
+      std::filesystem::path p(specs[i]);
+      programs[i].name = (p.parent_path() / p.stem()).generic_string();
+    }
+  }
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    auto [it, fresh] = seen.emplace(programs[i].name, i);
+    if (!fresh) {
+      throw InvalidArgument("[sweep] " + specs[it->second] + " and " +
+                            specs[i] + " are the same program name (" +
+                            programs[i].name + "): give each trace once");
+    }
+  }
 }
 
 }  // namespace dtr::sim

@@ -23,4 +23,12 @@ NamedProgram load_program(const std::string& spec);
 std::vector<std::string> expand_program_specs(
     const std::vector<std::string>& args);
 
+/// Gives programs that share a name (a/net.log and b/net.log) their paths
+/// without the extension as names ("a/net", "b/net"), so that tables and
+/// plots never merge two traces. Throws dtr::InvalidArgument if names still
+/// clash (one trace given twice). `specs[i]` is what `programs[i]` was
+/// loaded from.
+void make_names_unique(std::vector<NamedProgram>& programs,
+                       const std::vector<std::string>& specs);
+
 }  // namespace dtr::sim

@@ -34,6 +34,7 @@ SweepOutput run_sweep(const SweepRequest& request,
     programs[i] = load_program(specs[i]);
     baselines[i] = compute_baseline(programs[i].program);
   });
+  make_names_unique(programs, specs);
   // Every budget must exist before hours of simulation start.
   for (std::size_t p = 0; p < programs.size(); ++p) {
     for (double r : request.ratios) {

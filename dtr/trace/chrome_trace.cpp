@@ -7,13 +7,16 @@
 
 #include "dtr/core/error.h"
 #include "dtr/trace/output_file.h"
+#include "dtr/trace/utf8.h"
 
 namespace dtr::trace {
 
 namespace {
-// JSON string escaping: quotes, backslashes and control characters; other
-// bytes pass through (op names are ASCII in practice).
-void write_string(std::ofstream& out, std::string_view s) {
+// JSON string escaping: quotes, backslashes and control characters; bytes
+// that are not UTF-8 (a trace named in Latin-1) become U+FFFD, since JSON
+// parsers reject them.
+void write_string(std::ofstream& out, std::string_view raw) {
+  const std::string s = valid_utf8(raw);
   out << '"';
   for (char c : s) {
     if (c == '"' || c == '\\') {
@@ -66,26 +69,26 @@ void write_arg(std::ofstream& out, const TraceArg& a) {
 }  // namespace
 
 ChromeTraceWriter::ChromeTraceWriter(std::string path)
-    : path_(std::move(path)) {
-  errno = 0;
-  out_.open(path_, std::ios::binary);
+    : path_(std::move(path)), file_(path_), out_(file_.stream()) {
   if (!out_.is_open()) close_output(out_, path_);  // throws, naming path_
   out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 }
 
+// A run that stops on an exception still leaves its profile, which shows
+// where it stopped; a write error here has nowhere to go.
 ChromeTraceWriter::~ChromeTraceWriter() {
-  if (!closed_) finish();
-}
-
-void ChromeTraceWriter::finish() {
-  closed_ = true;
-  out_ << "\n]}\n";
+  if (closed_) return;
+  try {
+    close();
+  } catch (const Error&) {
+  }
 }
 
 void ChromeTraceWriter::close() {
   if (closed_) return;
-  finish();
-  close_output(out_, path_);
+  closed_ = true;
+  out_ << "\n]}\n";
+  file_.commit();
 }
 
 void ChromeTraceWriter::begin_event(std::string_view name,

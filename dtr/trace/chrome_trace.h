@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "dtr/trace/output_file.h"
+
 namespace dtr::trace {
 
 /// One entry of an event's "args": an integer (bool as 0/1), a real
@@ -69,10 +71,9 @@ class ChromeTraceWriter {
   void begin_event(std::string_view name, std::string_view phase,
                    std::int64_t ts_ns, int pid);
   void end_event(TraceArgs args);
-  void finish();
-
   std::string path_;
-  std::ofstream out_;
+  AtomicOutput file_;
+  std::ofstream& out_;
   bool first_ = true;
   bool closed_ = false;
 };

@@ -1,6 +1,9 @@
 #include "dtr/trace/trace_reader.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -23,6 +26,12 @@ using detail::json_peek_string;
 using detail::json_string;
 constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
 constexpr std::uint32_t kMaxIds = std::numeric_limits<std::uint32_t>::max();
+
+// The input failed (a read error, a line over the limit): unlike a bad
+// line, this ends the read even while looking for a START.
+struct ReadFailure : TraceError {
+  using TraceError::TraceError;
+};
 
 // Thrown by next_line() when it meets the first ANNOTATE START while the
 // reader is still looking for one (Note [Streaming the start]).
@@ -71,6 +80,8 @@ class Reader {
         restart();
         held.reset();
         started = true;
+      } catch (const ReadFailure&) {
+        throw;  // the input itself failed: nothing more can be read
       } catch (const TraceError& e) {
         if (!looking_for_start_) throw;
         held = e;
@@ -88,10 +99,7 @@ class Reader {
  private:
   // Reads the next line into line_; false at the end of the input.
   bool next_line() {
-    if (!std::getline(*in_, line_)) {
-      if (in_->bad()) fail(line_number_, "read error");
-      return false;
-    }
+    if (!read_line()) return false;
     ++line_number_;
     if (looking_for_start_ && line_.find("START") != std::string::npos) {
       json j = parse(line_number_);
@@ -102,6 +110,36 @@ class Reader {
       }
     }
     return true;
+  }
+
+  // Reads up to the next newline into line_, at most kMaxTraceLineBytes;
+  // false at the end of the input. A read error or an over-long line
+  // throws ReadFailure naming the line being read.
+  bool read_line() {
+    line_.clear();
+    std::streambuf* buf = in_->rdbuf();
+    const std::size_t line = line_number_ + 1;
+    try {
+      for (;;) {
+        int c = buf ? buf->sbumpc() : std::char_traits<char>::eof();
+        if (c == std::char_traits<char>::eof()) return !line_.empty();
+        if (c == '\n') return true;
+        if (line_.size() == kMaxTraceLineBytes) {
+          throw ReadFailure("[" + source_ + ":" + std::to_string(line) +
+                            "] the line is longer than " +
+                            std::to_string(kMaxTraceLineBytes >> 20) +
+                            " MiB, the limit on one trace line (is this a "
+                            "trace?)");
+        }
+        line_.push_back(static_cast<char>(c));
+      }
+    } catch (const std::ios_base::failure& e) {
+      throw ReadFailure("[" + source_ + ":" + std::to_string(line) +
+                        "] read error: " + e.code().message());
+    } catch (const std::bad_alloc&) {
+      throw ReadFailure("[" + source_ + ":" + std::to_string(line) +
+                        "] out of memory reading the line");
+    }
   }
 
   // Forgets everything read before the START line (not the line count).
@@ -481,8 +519,16 @@ Program read_trace(std::istream& in, const std::string& source,
 
 Program read_trace_file(const std::string& path,
                         const TraceReadOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw TraceError("[" + path + "] is a directory, not a trace file");
+  }
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw TraceError("[" + path + "] cannot open the trace file");
+  if (!in) {
+    throw TraceError("[" + path + "] cannot open the trace file" +
+                     (errno ? std::string(": ") + std::strerror(errno) : ""));
+  }
   return read_trace(in, path, options);
 }
 

@@ -7,7 +7,12 @@
 /// program, not the file. Malformed input throws TraceError naming the file,
 /// line and problem, and so do absurd numbers: a size over 2^50 bytes,
 /// storages adding up past 2^61 bytes, times adding up past 2^61 ns (the
-/// runtime's limits, dtr/core/limits.h), or more than 2^32 - 1 values.
+/// runtime's limits, dtr/core/limits.h), or more than 2^32 - 1 values. A
+/// line longer than kMaxTraceLineBytes (64 MiB; a trace's longest lines
+/// are a few kB) and a read error end the read with an error naming the
+/// line, so input without newlines (/dev/zero) fails fast in bounded
+/// memory.
+#include <cstddef>
 #include <istream>
 #include <string>
 
@@ -21,6 +26,8 @@ class TraceError : public Error {
  public:
   using Error::Error;
 };
+
+inline constexpr std::size_t kMaxTraceLineBytes = std::size_t{64} << 20;
 
 struct TraceReadOptions {
   /// Skip everything before the first ANNOTATE START, if the trace has one.
