@@ -50,8 +50,8 @@ GnuplotOutcome run_gnuplot(const std::string& script,
                                      0);
   }
   pid_t pid = 0;
-  int err =
-      posix_spawnp(&pid, "gnuplot", actions.get(), nullptr, argv.data(), environ);
+  int err = posix_spawnp(&pid, "gnuplot", actions.get(), nullptr, argv.data(),
+                         environ);
   if (err == ENOENT) return GnuplotOutcome::kNotInstalled;
   if (err != 0) {
     throw Error("[plot] cannot start gnuplot for " + script + ": " +

@@ -112,8 +112,16 @@ std::vector<std::string> expand_program_specs(
       if (log.empty()) {
         throw InvalidArgument("[" + a + "] a model's \"log\" is empty");
       }
-      specs.push_back(log.rfind(kModelPrefix, 0) == 0 ? log
-                                                      : (dir / log).string());
+      if (log.rfind(kModelPrefix, 0) == 0) {
+        specs.push_back(log);
+        continue;
+      }
+      std::string path = (dir / log).string();
+      if (std::filesystem::is_directory(path, ec)) {
+        throw InvalidArgument("[" + a + "] the log \"" + log + "\" (" + path +
+                              ") is a directory, not a trace file");
+      }
+      specs.push_back(path);
     }
   }
   return specs;

@@ -1383,5 +1383,86 @@ TEST(TraceReaderStreamingTest, StopsAtTheFirstBadLineWithoutReadingOn) {
   EXPECT_LE(source.produced(), 1001u);
 }
 
+// A stream whose every read fails, as reading a directory or /proc/self/mem
+// does: the file buffer throws std::ios_base::failure from underflow.
+class FailingBuffer : public std::streambuf {
+ public:
+  int reads() const { return reads_; }
+
+ protected:
+  int_type underflow() override {
+    ++reads_;
+    throw std::ios_base::failure("read failed",
+                                 std::make_error_code(std::errc::io_error));
+  }
+
+ private:
+  int reads_ = 0;
+};
+
+TEST(TraceReaderReadErrorTest, AReadErrorBeforeAnyStartEndsTheRead) {
+  // Before a START the reader holds errors back and reads on, looking for
+  // one; a read error must end that search, not repeat it forever.
+  FailingBuffer source;
+  std::istream in(&source);
+  try {
+    read_trace(in, "broken.log");
+    FAIL() << "expected a TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[broken.log:1] read error", 0), 0u)
+        << e.what();
+  }
+  EXPECT_EQ(source.reads(), 1);
+}
+
+TEST(TraceReaderReadErrorTest, ADirectoryIsNamedAsOne) {
+  std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    read_trace_file(dir);
+    FAIL() << "read a directory as a trace";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos)
+        << e.what();
+  }
+}
+
+// `prefix`, then 'x' forever with no line break.
+class EndlessLine : public std::streambuf {
+ public:
+  explicit EndlessLine(std::string prefix)
+      : prefix_(std::move(prefix)), chunk_(1 << 16, 'x') {}
+  std::size_t produced() const { return produced_; }
+
+ protected:
+  int_type underflow() override {
+    std::string& next = prefix_done_ ? chunk_ : prefix_;
+    prefix_done_ = true;
+    produced_ += next.size();
+    setg(next.data(), next.data(), next.data() + next.size());
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::string prefix_, chunk_;
+  bool prefix_done_ = false;
+  std::size_t produced_ = 0;
+};
+
+TEST(TraceReaderReadErrorTest, ALineOverTheLimitIsAnErrorNamingItsLine) {
+  // Input without line breaks (/dev/zero) used to grow without bound.
+  std::string head = annotate("START") + constant("x1", "4");
+  EndlessLine source(head);
+  std::istream in(&source);
+  try {
+    read_trace(in, "endless.log");
+    FAIL() << "expected a TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[endless.log:4] ", 0), 0u)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("64 MiB"), std::string::npos);
+  }
+  EXPECT_LE(source.produced(), kMaxTraceLineBytes + (1u << 17));
+}
+
 }  // namespace
 }  // namespace dtr::trace
