@@ -10,7 +10,11 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <ios>
+#include <istream>
 #include <sstream>
+#include <streambuf>
+#include <system_error>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,27 @@
 
 namespace dtr::fuzz {
 namespace {
+
+// Serves `text`, then throws std::ios_base::failure from underflow if
+// `fail` (as std::filebuf does on a read error), else ends the input.
+class FailingTail : public std::streambuf {
+ public:
+  FailingTail(std::string& text, bool fail) : fail_(fail) {
+    setg(text.data(), text.data(), text.data() + text.size());
+  }
+
+ protected:
+  int_type underflow() override {
+    if (fail_) {
+      throw std::ios_base::failure("read error",
+                                   std::make_error_code(std::errc::io_error));
+    }
+    return traits_type::eof();
+  }
+
+ private:
+  bool fail_;
+};
 
 struct RunConfig {
   std::string heuristic;
@@ -164,7 +189,13 @@ void run_one(const trace::Program& p, const sim::Baseline& b,
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace dtr;
-  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  // One input in four ends in a read error instead of the end of the file
+  // (a directory, /proc/self/mem, an I/O error): the reader must stop with
+  // a TraceError there, wherever the error falls; reading on would show
+  // up as a -timeout finding.
+  std::string text(reinterpret_cast<const char*>(data), size);
+  fuzz::FailingTail buffer(text, size > 0 && (data[0] & 3) == 0);
+  std::istream in(&buffer);
   trace::Program program;
   try {
     program = trace::read_trace(in, "fuzz");
