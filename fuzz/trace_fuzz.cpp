@@ -9,13 +9,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <optional>
 #include <ios>
 #include <istream>
+#include <optional>
 #include <sstream>
 #include <streambuf>
-#include <system_error>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "dtr/core/dealloc_policy.h"

@@ -40,9 +40,9 @@ class ReliabilityCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("dtr_reliability_" + std::to_string(::getpid()) + "_" +
-            info->name());
+    dir_ =
+        fs::temp_directory_path() /
+        ("dtr_reliability_" + std::to_string(::getpid()) + "_" + info->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -64,8 +64,8 @@ class ReliabilityCliTest : public ::testing::Test {
   // A small trace written by `dtr gen` to `name` (relative to the folder).
   void gen(const std::string& name, const std::string& model = "chain",
            int depth = 20) {
-    auto r = dtr("gen " + model + " --depth " + std::to_string(depth) +
-                 " -o " + quote(name));
+    auto r = dtr("gen " + model + " --depth " + std::to_string(depth) + " -o " +
+                 quote(name));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
@@ -94,8 +94,9 @@ TEST_F(ReliabilityCliTest, ATraceNameCannotRunACommandThroughThePlot) {
 
 TEST_F(ReliabilityCliTest, AnUnboundedThrashLimitStillDraws) {
   gen("chain.log");
-  auto r = dtr("sweep chain.log --ratios 1,0.5 --heuristics dtr "
-               "--thrash-limit inf --quiet --out out");
+  auto r =
+      dtr("sweep chain.log --ratios 1,0.5 --heuristics dtr "
+          "--thrash-limit inf --quiet --out out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   if (have_gnuplot()) {
     EXPECT_GT(fs::file_size(path("out") / "chain.png"), 0u);
@@ -107,9 +108,10 @@ TEST_F(ReliabilityCliTest, FewFileDescriptorsNeverPassForAMissingGnuplot) {
   gen("chain.log");
   for (int limit : {6, 8, 10}) {
     fs::remove_all(path("out"));
-    auto r = dtr("sweep chain.log --ratios 1,0.5 --heuristics dtr --quiet "
-                 "--out out",
-                 120, "ulimit -n " + std::to_string(limit));
+    auto r =
+        dtr("sweep chain.log --ratios 1,0.5 --heuristics dtr --quiet "
+            "--out out",
+            120, "ulimit -n " + std::to_string(limit));
     EXPECT_EQ(r.err.find("not found"), std::string::npos)
         << "ulimit -n " << limit << ": " << r.err;
     if (r.exit_code == 0) {
@@ -134,11 +136,12 @@ TEST_F(ReliabilityCliTest, ReadErrorsEndWithALocatedError) {
 TEST_F(ReliabilityCliTest, ManifestEntriesThatAreNotTracesAreErrors) {
   for (const char* log : {".", "", "sub"}) {
     fs::create_directories(path("sub"));
-    std::ofstream(path("m.json")) << "{\"models\":[{\"log\":\"" << log
-                                  << "\"}]}";
-    auto r = dtr("sweep m.json --ratios 1 --heuristics dtr --no-plots "
-                 "--quiet --out out",
-                 60);
+    std::ofstream(path("m.json"))
+        << "{\"models\":[{\"log\":\"" << log << "\"}]}";
+    auto r =
+        dtr("sweep m.json --ratios 1 --heuristics dtr --no-plots "
+            "--quiet --out out",
+            60);
     EXPECT_EQ(r.exit_code, 1) << "log '" << log << "': " << r.err;
     EXPECT_NE(r.err.find("m.json"), std::string::npos) << r.err;
   }
@@ -175,15 +178,17 @@ TEST_F(ReliabilityCliTest, TracesWithOneStemStayApart) {
   fs::create_directories(path("b"));
   gen("a/net.log", "chain", 20);
   gen("b/net.log", "chain", 30);
-  auto r = dtr("sweep a/net.log b/net.log --ratios 1,0.5 --heuristics dtr "
-               "--quiet --no-plots --out out");
+  auto r =
+      dtr("sweep a/net.log b/net.log --ratios 1,0.5 --heuristics dtr "
+          "--quiet --no-plots --out out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::set<std::string> names;
   for (const auto& line : lines_of(slurp(path("out") / "results.csv"))) {
     names.insert(line.substr(0, line.find(',')));
   }
   EXPECT_EQ(names, (std::set<std::string>{"trace", "a/net", "b/net"}));
-  r = dtr("sweep a/net.log a/net.log --ratios 1 --heuristics dtr --quiet "
+  r =
+      dtr("sweep a/net.log a/net.log --ratios 1 --heuristics dtr --quiet "
           "--no-plots --out out2");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("give each trace once"), std::string::npos) << r.err;
@@ -220,8 +225,9 @@ TEST_F(ReliabilityCliTest, TwoSweepsIntoOneFolderLeaveOneWholeResult) {
 TEST_F(ReliabilityCliTest, ANameThatIsNotUtf8StillGivesValidJson) {
   const std::string name = "caf\xE9.log";
   gen(name);
-  auto r = dtr("sim " + quote(name) + " --budget-ratio 0.5 --json "
-               "--profile prof.json",
+  auto r = dtr("sim " + quote(name) +
+                   " --budget-ratio 0.5 --json "
+                   "--profile prof.json",
                60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);  // throws on invalid UTF-8
@@ -232,9 +238,10 @@ TEST_F(ReliabilityCliTest, ANameThatIsNotUtf8StillGivesValidJson) {
 TEST_F(ReliabilityCliTest, RatiosReadAsBudgetRatiosAre) {
   // Both options read numbers alike: a subnormal ratio is a (hopeless)
   // budget, not a syntax error in one of them.
-  auto r = dtr("sweep model:chain --ratios 4.9e-324 --heuristics dtr "
-               "--quiet --no-plots --out out",
-               60);
+  auto r =
+      dtr("sweep model:chain --ratios 4.9e-324 --heuristics dtr "
+          "--quiet --no-plots --out out",
+          60);
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 

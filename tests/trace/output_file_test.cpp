@@ -130,8 +130,8 @@ TEST_F(OutputFileTest, AnOutputThatIsAnInputIsRefused) {
   EXPECT_THROW(refuse_overwriting_inputs(spelled, {target_}, "--out"), Error);
   EXPECT_NO_THROW(refuse_overwriting_inputs(target_, {other}, "--out"));
   // An output that does not exist yet is nobody's input.
-  EXPECT_NO_THROW(refuse_overwriting_inputs((dir_ / "new").string(),
-                                            {target_}, "--out"));
+  EXPECT_NO_THROW(
+      refuse_overwriting_inputs((dir_ / "new").string(), {target_}, "--out"));
 }
 
 TEST(ValidUtf8Test, KeepsWellFormedTextAndReplacesTheRest) {
@@ -139,8 +139,8 @@ TEST(ValidUtf8Test, KeepsWellFormedTextAndReplacesTheRest) {
   EXPECT_EQ(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),
             "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
   const std::string fffd = "\xEF\xBF\xBD";
-  EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + fffd);            // Latin-1
-  EXPECT_EQ(valid_utf8("\xC0\xAF"), fffd + fffd);            // overlong
+  EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + fffd);             // Latin-1
+  EXPECT_EQ(valid_utf8("\xC0\xAF"), fffd + fffd);             // overlong
   EXPECT_EQ(valid_utf8("\xED\xA0\x80"), fffd + fffd + fffd);  // surrogate
   EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);
   EXPECT_EQ(valid_utf8("\xE2\x82"), fffd + fffd);  // cut short
