@@ -39,6 +39,13 @@ install(TARGETS ${_dtr_export_targets} EXPORT dtrTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS dtr RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET dtr_train_command)
+  # LIBDIR/dtr/dtr_train_command.so: libdtr_torch.so one folder up.
+  set_target_properties(dtr_train_command PROPERTIES
+    INSTALL_RPATH "$ORIGIN/..;${_dtr_torch_rpath}")
+  install(TARGETS dtr_train_command
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/dtr)
+endif()
 
 # Public headers only: the private ones of dtr/torch (checkpoint_context.h,
 # kernel_parts.h, ...) and the model builders' internals stay out.

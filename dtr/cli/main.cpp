@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cmath>
 #include <iostream>
+#include <string_view>
 
 #include "dtr/cli/commands.h"
 #include "dtr/core/error.h"
@@ -11,7 +12,7 @@
 #include "dtr/trace/output_file.h"
 
 #ifdef DTR_HAVE_TORCH
-#include "dtr/cli/train_command.h"
+#include "dtr/cli/train_loader.h"
 #endif
 
 namespace dtr::cli {
@@ -77,10 +78,11 @@ int main(int argc, char** argv) {
   dtr::cli::add_fidelity_command(app);
   dtr::cli::add_gen_command(app);
   dtr::cli::add_plan_command(app);
-#ifdef DTR_HAVE_TORCH
-  dtr::cli::add_train_command(app);
-#endif
   try {
+#ifdef DTR_HAVE_TORCH
+    const bool train = argc > 1 && std::string_view(argv[1]) == "train";
+    dtr::cli::add_train_command_from_module(app, train);
+#endif
     if (argc > 1 && argv[1][0] != '-') {
       std::string known;
       for (const CLI::App* sub : app.get_subcommands({})) {

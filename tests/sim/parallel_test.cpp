@@ -57,16 +57,16 @@ TEST(ParallelForTest, AThreadThatCannotStartIsAnError) {
     try {
       parallel_for(500, 500, [](std::size_t) {});
     } catch (const Error& e) {
-      bool names_it = std::string(e.what()).find("--threads") !=
-                      std::string::npos;
+      bool names_it =
+          std::string(e.what()).find("--threads") != std::string::npos;
       ::_exit(names_it ? 0 : 2);
     }
     ::_exit(1);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal "
-                                 << WTERMSIG(status);
+  ASSERT_TRUE(WIFEXITED(status))
+      << "the child died of signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
