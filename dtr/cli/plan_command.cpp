@@ -91,6 +91,37 @@ Row planner_row(const plan::PlanResult& p, std::int64_t baseline_ns) {
   return r;
 }
 
+// Note [plan exit status]: decided after every row is printed, so that one
+// planner's failure never hides the others' results. A schedule that fails
+// its checks is a bug in dtr: exit 1 naming it. Otherwise, like `dtr sim`,
+// exit 2 when no row (planner or DTR run) fits the budget, whatever the
+// reason (infeasible, time-limit, over-budget, unsupported, too-large), and
+// 0 when at least one does.
+void check_plan_outcome(const std::vector<Row>& rows,
+                        const std::vector<std::string>& rejected,
+                        std::int64_t budget) {
+  if (!rejected.empty()) {
+    std::string what;
+    for (const std::string& r : rejected)
+      what += (what.empty() ? "" : "; ") + r;
+    throw InternalError(
+        "[plan] a planner returned a schedule that fails "
+        "validation: " +
+        what);
+  }
+  for (const Row& r : rows) {
+    if (r.fits) return;
+  }
+  if (rows.size() == 1) {
+    throw RunFailed("[plan] " + rows[0].name + ": status " + rows[0].status +
+                    " at budget " + std::to_string(budget) + " bytes" +
+                    (rows[0].message.empty() ? "" : ": " + rows[0].message));
+  }
+  throw RunFailed("[plan] nothing fits the budget of " +
+                  std::to_string(budget) + " bytes (" +
+                  std::to_string(rows.size()) + " rows, statuses above)");
+}
+
 void run_plan(const PlanOptions& o) {
   if (!o.budget_ratio && !o.budget_bytes) {
     throw InvalidArgument("give --budget-ratio or --budget-bytes");
@@ -107,16 +138,17 @@ void run_plan(const PlanOptions& o) {
   plan::StaticGraph g = plan::build_static_graph(p.program);
 
   std::vector<Row> rows;
+  std::vector<std::string> rejected;  // planners whose schedule failed a check
   for (const std::string& name : planners) {
     plan::PlanResult r = plan::run_planner(g, {.planner = name,
                                                .budget_bytes = budget,
                                                .time_limit_s = o.time_limit_s});
     // Note [plan validation]: a schedule the planner claims fits but that
     // does not execute within the budget is a bug in dtr, never a result.
+    // It is reported after every other row is shown.
     if (!r.consistent()) {
-      throw InternalError(
-          "[plan] planner " + name +
-          " returned a schedule that fails validation: " +
+      rejected.push_back(
+          name + ": " +
           (r.validation.ok ? r.runtime.problem : r.validation.problem));
     }
     rows.push_back(planner_row(r, g.baseline_cost_ns()));
@@ -180,15 +212,7 @@ void run_plan(const PlanOptions& o) {
       }
     }
   }
-  // Note [plan exit status]: like `dtr sim`, one planner that found no
-  // schedule within the budget exits 2 after printing its result; a
-  // comparison (several planners or heuristics) is a table, like `dtr
-  // sweep`, and exits 0 whatever its cells say.
-  if (rows.size() == 1 && !rows[0].fits) {
-    throw RunFailed("[plan] " + rows[0].name + ": status " + rows[0].status +
-                    " at budget " + std::to_string(budget) + " bytes" +
-                    (rows[0].message.empty() ? "" : ": " + rows[0].message));
-  }
+  check_plan_outcome(rows, rejected, budget);
 }
 }  // namespace
 
@@ -200,9 +224,10 @@ void add_plan_command(CLI::App& app) {
       "LP rounding, Chen, Revolve, checkpoint-all) and check it by executing "
       "it; compare with DTR's simulated runs at the same budget");
   sub->footer(
-      "exit status: 0 a schedule within the budget (or a comparison table); "
-      "2 one planner found none (status infeasible, time-limit, over-budget "
-      "or unsupported; the result is still printed); 1 bad input");
+      "exit status (every row is printed first): 0 at least one planner or "
+      "heuristic fits the budget; 2 none does (statuses infeasible, "
+      "time-limit, over-budget, unsupported, too-large, oom); 1 bad input, "
+      "or a schedule that fails its checks (a bug in dtr)");
   sub->add_option("trace", o->trace,
                   "trace file, or model:NAME[?batch=..&depth=..&seed=..]")
       ->required();
@@ -216,8 +241,8 @@ void add_plan_command(CLI::App& app) {
                   "also simulate these DTR heuristics at the same budget "
                   "(comma list or all)");
   sub->add_option("--time-limit", o->time_limit_s,
-                  "solver time limit in seconds for milp and lp-round "
-                  "(default 60)")
+                  "wall-clock seconds for each milp and lp-round call, model "
+                  "building included (default 60)")
       ->check(real_in(0, 1e9, /*min_exclusive=*/true));
   sub->add_option("--thrash-limit", o->thrash_limit,
                   "give a DTR run up at this overhead, >= 1 (default inf: "

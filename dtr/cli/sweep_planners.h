@@ -15,9 +15,12 @@ std::string planner_cell_name(const std::string& planner);
 /// Appends, for each program of `out` and each of its ratios, one cell per
 /// planner named planner_cell_name(): status ok when the planner returned a
 /// schedule within the budget that both checks accept, else oom with the
-/// planner's status in the message; overhead is the schedule's compute over
-/// the graph's baseline compute. Planners run one at a time (`time_limit_s`
-/// bounds each MILP / LP solve). Throws dtr::InvalidArgument for an unknown
+/// planner's status in the message (too-large, unsupported, time-limit,
+/// ...); overhead is the schedule's compute over the graph's baseline
+/// compute. Every cell is recorded: a planner that cannot take a graph
+/// (too-large, unsupported) is noted once per trace on stderr and the sweep
+/// goes on. Planners run one at a time; `time_limit_s` bounds each milp and
+/// lp-round call, model included. Throws dtr::InvalidArgument for an unknown
 /// planner before running anything.
 void add_planner_cells(sim::SweepOutput& out,
                        const std::vector<std::string>& planners,

@@ -1,13 +1,13 @@
 #include "dtr/plan/milp.h"
 
-#include <coin/Cbc_C_Interface.h>
-
 #include <cmath>
 #include <cstdlib>
-#include <memory>
+#include <limits>
 #include <numeric>
+#include <optional>
 
 #include "dtr/core/error.h"
+#include "dtr/plan/cbc_solve_impl.h"
 
 namespace dtr::plan {
 
@@ -35,43 +35,6 @@ namespace dtr::plan {
 
 namespace {
 
-// "x<index>": CBC reads a MIP start by column name. Appended rather than
-// "x" + ..., which trips gcc 12's -Wrestrict false positive.
-std::string col_name(int col) {
-  std::string name = "x";
-  name += std::to_string(col);
-  return name;
-}
-
-struct CbcDeleter {
-  void operator()(Cbc_Model* m) const { Cbc_deleteModel(m); }
-};
-
-class ModelBuilder {
- public:
-  explicit ModelBuilder(bool relax) : model_(Cbc_newModel()), relax_(relax) {}
-  int add_col(double lb, double ub, double obj, bool integer) {
-    // Named: CBC reads a MIP start by name (its by-index form misplaces
-    // values in 2.10.8).
-    std::string name = col_name(cols_);
-    Cbc_addCol(model_.get(), name.c_str(), lb, ub, obj,
-               static_cast<char>(integer && !relax_), 0, nullptr, nullptr);
-    return cols_++;
-  }
-  int add_binary(double obj = 0) { return add_col(0, 1, obj, true); }
-  void add_row(const std::vector<int>& cols, const std::vector<double>& coefs,
-               char sense, double rhs) {
-    Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(),
-               coefs.data(), sense, rhs);
-  }
-  Cbc_Model* get() { return model_.get(); }
-
- private:
-  std::unique_ptr<Cbc_Model, CbcDeleter> model_;
-  bool relax_;
-  int cols_ = 0;
-};
-
 std::int64_t gcd_of(const std::vector<std::int64_t>& values) {
   std::int64_t g = 0;
   for (std::int64_t v : values) g = std::gcd(g, v);
@@ -86,50 +49,225 @@ struct FreeVar {
   NodeId k;
 };
 
-// Gives CBC a plan's binaries as a starting solution: FREE follows from R
-// and S (the product in Note [Checkmate formulation]), U is CBC's to derive.
-// A start that breaks a constraint (its U may exceed the budget, since the
+// A plan's binaries as a starting solution: FREE follows from R and S (the
+// product in Note [Checkmate formulation]), U is the solver's to derive. A
+// start that breaks a constraint (its U may exceed the budget, since the
 // MILP frees later than a schedule does) is discarded by CBC.
-void set_start(const StaticGraph& g, const StagePlan& p,
-               const std::vector<std::vector<int>>& R,
-               const std::vector<std::vector<int>>& S,
-               const std::vector<FreeVar>& frees, Cbc_Model* m) {
-  const std::size_t n = g.size();
-  std::vector<int> cols;
-  std::vector<double> values;
-  for (std::size_t t = 0; t < n; ++t) {
-    for (std::size_t i = 0; i <= t; ++i) {
-      cols.push_back(R[t][i]);
-      values.push_back(p.R[t][i] ? 1 : 0);
-    }
-    for (std::size_t i = 0; i < t; ++i) {
-      cols.push_back(S[t][i]);
-      values.push_back(p.S[t][i] ? 1 : 0);
-    }
+SolverStart start_values(const StaticGraph& g, const StagePlan& p,
+                         const std::vector<std::vector<int>>& R,
+                         const std::vector<std::vector<int>>& S,
+                         const std::vector<FreeVar>& frees) {
+  SolverStart start;
+  auto set = [&](int col, bool value) {
+    start.cols.push_back(col);
+    start.values.push_back(value ? 1 : 0);
+  };
+  for (std::size_t t = 0; t < g.size(); ++t) {
+    for (std::size_t i = 0; i <= t; ++i) set(R[t][i], p.R[t][i]);
+    for (std::size_t i = 0; i < t; ++i) set(S[t][i], p.S[t][i]);
   }
   for (const FreeVar& f : frees) {
     bool free = p.R[f.t][f.k] && !kept_after(g, p, f.t, f.i);
     for (NodeId j : g.users[f.i]) {
       if (j > f.k && j <= f.t && p.R[f.t][j]) free = false;
     }
-    cols.push_back(f.col);
-    values.push_back(free ? 1 : 0);
+    set(f.col, free);
   }
-  std::vector<std::string> names;
-  std::vector<const char*> name_ptrs;
-  names.reserve(cols.size());
-  for (int c : cols) names.push_back(col_name(c));
-  for (const std::string& name : names) name_ptrs.push_back(name.c_str());
-  Cbc_setMIPStart(m, static_cast<int>(cols.size()), name_ptrs.data(),
-                  values.data());
+  return start;
 }
 
-}  // namespace
+// The model's columns, filled stage by stage; bytes and costs in the
+// units of Note [Checkmate formulation].
+struct Checkmate {
+  Checkmate(const StaticGraph& graph, const MilpOptions& o);
+  double mem(std::int64_t bytes) const { return bytes / mem_unit; }
 
-MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
+  const StaticGraph& g;
+  LinearModel b;
+  double mem_unit = 1;
+  double cost_unit = 1;
+  double budget = 0;
+  std::vector<std::vector<int>> R, S;  // R[t][i], i <= t; S[t][i], i < t
+  std::vector<FreeVar> frees;
+};
+
+Checkmate::Checkmate(const StaticGraph& graph, const MilpOptions& o)
+    : g(graph) {
+  if (o.relax) b.relax();
+  std::vector<std::int64_t> sizes{g.constant_bytes}, costs;
+  for (const Node& node : g.nodes) {
+    sizes.push_back(node.bytes);
+    costs.push_back(node.cost_ns);
+  }
+  mem_unit = static_cast<double>(gcd_of(sizes));
+  cost_unit = static_cast<double>(gcd_of(costs));
+  budget = std::floor(o.budget_bytes / mem_unit);
   const std::size_t n = g.size();
-  if (n > kMaxMilpNodes) {
-    throw InvalidArgument("[milp] the graph has " + std::to_string(n) +
+  R.resize(n);
+  S.resize(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t i = 0; i <= t; ++i) {
+      double obj = g.nodes[i].cost_ns / cost_unit;
+      R[t].push_back(i == t ? b.add_col(1, 1, obj, true) : b.add_binary(obj));
+    }
+    for (std::size_t i = 0; i < t; ++i) S[t].push_back(b.add_binary());
+  }
+}
+
+// Dependencies of stage t, and what stage t + 1 may keep.
+void add_order_rows(Checkmate& c, std::size_t t) {
+  const std::size_t n = c.g.size();
+  for (std::size_t j = 0; j <= t; ++j) {
+    for (NodeId i : c.g.nodes[j].deps) {
+      c.b.add_row({c.R[t][j], c.R[t][i], c.S[t][i]}, {1, -1, -1}, 'L', 0);
+    }
+  }
+  if (t + 1 == n) return;
+  for (std::size_t i = 0; i < t; ++i) {
+    c.b.add_row({c.S[t + 1][i], c.R[t][i], c.S[t][i]}, {1, -1, -1}, 'L', 0);
+  }
+  c.b.add_row({c.S[t + 1][t], c.R[t][t]}, {1, -1}, 'L', 0);
+}
+
+void add_output_rows(Checkmate& c) {
+  const std::size_t n = c.g.size();
+  for (std::size_t i = 0; i + 1 < n; ++i) {  // R[n-1][n-1] = 1
+    if (!c.g.outputs[i]) continue;
+    c.b.add_row({c.R[n - 1][i], c.S[n - 1][i]}, {1, 1}, 'G', 1);
+  }
+}
+
+// FREE[t][i][k] for i in deps(k) and i = k, with the rows that linearize
+// it; returns each FREE column with the memory (in units) it frees.
+std::vector<std::pair<int, double>> add_free_vars(Checkmate& c, std::size_t t,
+                                                  std::size_t k) {
+  const bool last = t + 1 == c.g.size();
+  std::vector<std::pair<int, double>> freed;
+  std::vector<NodeId> candidates = c.g.nodes[k].deps;
+  candidates.push_back(static_cast<NodeId>(k));
+  for (NodeId i : candidates) {
+    if (last && c.g.outputs[i]) continue;  // never freed: FREE = 0
+    int f = c.b.add_binary();
+    freed.push_back({f, c.mem(c.g.nodes[i].bytes)});
+    c.frees.push_back(
+        {f, static_cast<std::uint32_t>(t), i, static_cast<NodeId>(k)});
+    // h = 1 - R[t][k] + S[t+1][i] + sum_{j in users(i), k < j <= t}
+    // R[t][j]; constraints FREE + h >= 1 and kappa FREE + h <= kappa.
+    std::vector<int> cols{f, c.R[t][k]};
+    std::vector<double> coefs{1, -1};
+    if (!last) {
+      cols.push_back(c.S[t + 1][i]);
+      coefs.push_back(1);
+    }
+    for (NodeId j : c.g.users[i]) {
+      if (j <= k || j > t) continue;
+      cols.push_back(c.R[t][j]);
+      coefs.push_back(1);
+    }
+    const auto kappa = static_cast<double>(cols.size() - 1);
+    c.b.add_row(cols, coefs, 'G', 0);  // FREE - R_k + rest >= 0
+    coefs[0] = kappa;
+    c.b.add_row(cols, coefs, 'L', kappa - 1);
+  }
+  return freed;
+}
+
+// U[t][k] for k = 0..t: the memory in use right after node k is computed
+// in stage t, bounded by the budget.
+void add_memory_rows(Checkmate& c, std::size_t t) {
+  const StaticGraph& g = c.g;
+  int prev = -1;
+  std::vector<std::pair<int, double>> freed;  // FREE col, units
+  for (std::size_t k = 0; k <= t; ++k) {
+    int u = c.b.add_col(0, c.budget, 0, false);
+    std::vector<int> cols{u, c.R[t][k]};
+    std::vector<double> coefs{1, -c.mem(g.nodes[k].bytes)};
+    double rhs = 0;
+    if (k == 0) {
+      rhs = c.mem(g.constant_bytes);
+      for (std::size_t i = 0; i < t; ++i) {
+        cols.push_back(c.S[t][i]);
+        coefs.push_back(-c.mem(g.nodes[i].bytes));
+      }
+    } else {
+      cols.push_back(prev);
+      coefs.push_back(-1);
+      for (auto [f, units] : freed) {
+        cols.push_back(f);
+        coefs.push_back(units);
+      }
+    }
+    c.b.add_row(cols, coefs, 'E', rhs);
+    prev = u;
+    freed = add_free_vars(c, t, k);
+  }
+}
+
+// False when the deadline passes before the model is complete.
+bool build_rows(Checkmate& c, const Deadline& deadline) {
+  const std::size_t n = c.g.size();
+  for (std::size_t t = 0; t < n; ++t) {
+    if (deadline.passed()) return false;
+    add_order_rows(c, t);
+  }
+  add_output_rows(c);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (deadline.passed()) return false;
+    add_memory_rows(c, t);
+  }
+  return !deadline.passed();
+}
+
+MilpSolution time_limit(std::string message) {
+  MilpSolution out;
+  out.status = PlanStatus::kTimeLimit;
+  out.message = std::move(message);
+  return out;
+}
+
+// The solver's answer as a status, with R and S rounded at 0.5.
+MilpSolution read_solution(const Checkmate& c, const SolverResult& x,
+                           const MilpOptions& o) {
+  if (x.proven_infeasible) {
+    MilpSolution out;
+    out.status = PlanStatus::kInfeasible;
+    out.message = "no schedule fits " + std::to_string(o.budget_bytes) +
+                  " bytes (proven)";
+    return out;
+  }
+  if (!x.has_solution) {
+    return time_limit(x.detail.empty()
+                          ? "no schedule found within the time limit"
+                          : x.detail);
+  }
+  const std::size_t n = c.g.size();
+  MilpSolution out;
+  out.has_solution = true;
+  out.status = x.proven_optimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
+  out.objective_ns = x.objective * c.cost_unit;
+  out.lower_bound_ns = x.lower_bound * c.cost_unit;
+  out.plan.R.assign(n, std::vector<bool>(n, false));
+  out.plan.S.assign(n, std::vector<bool>(n, false));
+  out.S.assign(n, std::vector<double>(n, 0.0));
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t i = 0; i <= t; ++i) {
+      out.plan.R[t][i] = x.x[c.R[t][i]] > 0.5;
+    }
+    for (std::size_t i = 0; i < t; ++i) {
+      out.S[t][i] = x.x[c.S[t][i]];
+      out.plan.S[t][i] = x.x[c.S[t][i]] > 0.5;
+    }
+  }
+  if (!x.proven_optimal) {
+    out.message = x.out_of_time ? "time limit reached with a schedule"
+                                : "stopped with a schedule";
+  }
+  return out;
+}
+
+void check_size(const StaticGraph& g, const MilpOptions& o) {
+  if (g.size() > kMaxMilpNodes) {
+    throw InvalidArgument("[milp] the graph has " + std::to_string(g.size()) +
                           " nodes; the MILP takes at most " +
                           std::to_string(kMaxMilpNodes) +
                           " (use chen-greedy or checkpoint-all)");
@@ -138,168 +276,34 @@ MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
     throw InvalidArgument("[milp] budget " + std::to_string(o.budget_bytes) +
                           " bytes is negative");
   }
-  MilpSolution out;
-  if (n == 0) {
+}
+
+}  // namespace
+
+bool milp_available() {
+  return true;
+}
+
+MilpSolution solve_checkmate(const StaticGraph& g, const MilpOptions& o) {
+  check_size(g, o);
+  if (g.size() == 0) {
+    MilpSolution out;
     out.has_solution = g.constant_bytes <= o.budget_bytes;
     out.status =
         out.has_solution ? PlanStatus::kOptimal : PlanStatus::kInfeasible;
     return out;
   }
-  std::vector<std::int64_t> sizes{g.constant_bytes}, costs;
-  for (const Node& node : g.nodes) {
-    sizes.push_back(node.bytes);
-    costs.push_back(node.cost_ns);
+  Checkmate c(g, o);
+  if (!build_rows(c, o.deadline)) {
+    return time_limit("the time limit came while building the model");
   }
-  const auto mem_unit = static_cast<double>(gcd_of(sizes));
-  const auto cost_unit = static_cast<double>(gcd_of(costs));
-  auto mem = [&](std::int64_t bytes) { return bytes / mem_unit; };
-  const double budget = std::floor(o.budget_bytes / mem_unit);
-
-  ModelBuilder b(o.relax);
-  // R[t][i] for i <= t, S[t][i] for i < t.
-  std::vector<std::vector<int>> R(n), S(n);
-  for (std::size_t t = 0; t < n; ++t) {
-    for (std::size_t i = 0; i <= t; ++i) {
-      double obj = g.nodes[i].cost_ns / cost_unit;
-      R[t].push_back(i == t ? b.add_col(1, 1, obj, true) : b.add_binary(obj));
-    }
-    for (std::size_t i = 0; i < t; ++i) S[t].push_back(b.add_binary());
+  std::optional<SolverStart> start;
+  if (o.start != nullptr) {
+    start = start_values(g, *o.start, c.R, c.S, c.frees);
   }
-  for (std::size_t t = 0; t < n; ++t) {
-    for (std::size_t j = 0; j <= t; ++j) {
-      for (NodeId i : g.nodes[j].deps) {
-        b.add_row({R[t][j], R[t][i], S[t][i]}, {1, -1, -1}, 'L', 0);
-      }
-    }
-    if (t + 1 < n) {
-      for (std::size_t i = 0; i <= t; ++i) {
-        if (i < t) {
-          b.add_row({S[t + 1][i], R[t][i], S[t][i]}, {1, -1, -1}, 'L', 0);
-        } else {
-          b.add_row({S[t + 1][i], R[t][i]}, {1, -1}, 'L', 0);
-        }
-      }
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!g.outputs[i]) continue;
-    if (i + 1 == n) continue;  // R[n-1][n-1] = 1
-    b.add_row({R[n - 1][i], S[n - 1][i]}, {1, 1}, 'G', 1);
-  }
-  // Memory, stage by stage.
-  std::vector<FreeVar> frees;
-  std::vector<int> cols;
-  std::vector<double> coefs;
-  for (std::size_t t = 0; t < n; ++t) {
-    const bool last = t + 1 == n;
-    int prev = -1;
-    std::vector<std::pair<int, double>> freed;  // FREE col, bytes
-    for (std::size_t k = 0; k <= t; ++k) {
-      int u = b.add_col(0, budget, 0, false);
-      cols = {u, R[t][k]};
-      coefs = {1, -mem(g.nodes[k].bytes)};
-      double rhs = 0;
-      if (k == 0) {
-        rhs = mem(g.constant_bytes);
-        for (std::size_t i = 0; i < t; ++i) {
-          cols.push_back(S[t][i]);
-          coefs.push_back(-mem(g.nodes[i].bytes));
-        }
-      } else {
-        cols.push_back(prev);
-        coefs.push_back(-1);
-        for (auto [f, bytes] : freed) {
-          cols.push_back(f);
-          coefs.push_back(bytes);
-        }
-      }
-      b.add_row(cols, coefs, 'E', rhs);
-      prev = u;
-      // FREE[t][i][k] for i in deps(k) and i = k.
-      freed.clear();
-      std::vector<NodeId> candidates = g.nodes[k].deps;
-      candidates.push_back(static_cast<NodeId>(k));
-      for (NodeId i : candidates) {
-        if (last && g.outputs[i]) continue;  // never freed: FREE = 0
-        int f = b.add_binary();
-        freed.push_back({f, mem(g.nodes[i].bytes)});
-        frees.push_back(
-            {f, static_cast<std::uint32_t>(t), i, static_cast<NodeId>(k)});
-        // h = 1 - R[t][k] + S[t+1][i] + sum_{j in users(i), k < j <= t}
-        // R[t][j]; constraints FREE + h >= 1 and kappa FREE + h <= kappa.
-        cols = {f, R[t][k]};
-        coefs = {1, -1};
-        double kappa = 1;
-        if (!last) {
-          cols.push_back(S[t + 1][i]);
-          coefs.push_back(1);
-          kappa += 1;
-        }
-        for (NodeId j : g.users[i]) {
-          if (j <= k || j > t) continue;
-          cols.push_back(R[t][j]);
-          coefs.push_back(1);
-          kappa += 1;
-        }
-        b.add_row(cols, coefs, 'G', 0);  // FREE - R_k + rest >= 0
-        coefs[0] = kappa;
-        b.add_row(cols, coefs, 'L', kappa - 1);
-      }
-    }
-  }
-  Cbc_Model* m = b.get();
-  Cbc_setLogLevel(m, getenv("DTR_MILP_LOG") ? 1 : 0);
-  // Wall clock, not CBC's default CPU time: a limit a user can wait for.
-  Cbc_setParameter(m, "timeMode", "elapsed");
-  // CBC's preprocessing ignores the time limit (a minute on 60 nodes):
-  // a limit must hold, and a MIP start makes up for it.
-  Cbc_setParameter(m, "preprocess", "off");
-  if (o.start != nullptr) set_start(g, *o.start, R, S, frees, m);
-  Cbc_setMaximumSeconds(m, o.time_limit_s);
-  Cbc_solve(m);
-  const double* x = Cbc_getColSolution(m);
-  bool proven_optimal = Cbc_isProvenOptimal(m) != 0;
-  bool proven_infeasible = Cbc_isProvenInfeasible(m) != 0;
-  bool solution = x != nullptr && !proven_infeasible &&
-                  (o.relax ? proven_optimal
-                           : Cbc_numberSavedSolutions(m) > 0 ||
-                                 Cbc_bestSolution(m) != nullptr);
-  if (proven_infeasible) {
-    out.status = PlanStatus::kInfeasible;
-    out.message = "no schedule fits " + std::to_string(o.budget_bytes) +
-                  " bytes (proven)";
-    return out;
-  }
-  if (!solution) {
-    out.status = PlanStatus::kTimeLimit;
-    out.message = Cbc_isSecondsLimitReached(m) || Cbc_status(m) == 1
-                      ? "no schedule found within the time limit"
-                      : "the solver stopped without a schedule (status " +
-                            std::to_string(Cbc_status(m)) + ")";
-    return out;
-  }
-  out.has_solution = true;
-  out.status = proven_optimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
-  out.objective_ns = Cbc_getObjValue(m) * cost_unit;
-  out.lower_bound_ns = proven_optimal
-                           ? out.objective_ns
-                           : Cbc_getBestPossibleObjValue(m) * cost_unit;
-  out.plan.R.assign(n, std::vector<bool>(n, false));
-  out.plan.S.assign(n, std::vector<bool>(n, false));
-  out.S.assign(n, std::vector<double>(n, 0.0));
-  for (std::size_t t = 0; t < n; ++t) {
-    for (std::size_t i = 0; i <= t; ++i) out.plan.R[t][i] = x[R[t][i]] > 0.5;
-    for (std::size_t i = 0; i < t; ++i) {
-      out.S[t][i] = x[S[t][i]];
-      out.plan.S[t][i] = x[S[t][i]] > 0.5;
-    }
-  }
-  if (!proven_optimal) {
-    out.message = Cbc_isSecondsLimitReached(m)
-                      ? "time limit reached with a schedule"
-                      : "stopped with a schedule";
-  }
-  return out;
+  SolverResult x = solve_within(c.b, start ? &*start : nullptr, o.deadline,
+                                getenv("DTR_MILP_LOG") != nullptr);
+  return read_solution(c, x, o);
 }
 
 }  // namespace dtr::plan

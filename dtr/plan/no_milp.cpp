@@ -5,6 +5,10 @@
 
 namespace dtr::plan {
 
+bool milp_available() {
+  return false;
+}
+
 MilpSolution solve_checkmate(const StaticGraph&, const MilpOptions&) {
   throw InvalidArgument(
       "[milp] dtr was built without COIN-OR CBC: install coinor-libcbc-dev "

@@ -7,6 +7,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/plan/chen.h"
+#include "dtr/plan/deadline.h"
 #include "dtr/plan/lp_round.h"
 #include "dtr/plan/milp.h"
 #include "dtr/plan/revolve.h"
@@ -28,6 +29,8 @@ std::string_view to_string(PlanStatus status) {
       return "over-budget";
     case PlanStatus::kUnsupported:
       return "unsupported";
+    case PlanStatus::kTooLarge:
+      return "too-large";
   }
   return "?";
 }
@@ -153,44 +156,93 @@ void plan_revolve(const StaticGraph& g, PlanResult& r) {
   take(r, std::move(best.get()));
 }
 
-// The MILP's start: the cheapest fixed-rule plan within the budget.
+// The MILP's start: the cheapest fixed-rule plan within the budget. The
+// families are tried cheapest first and none is begun after the deadline:
+// the start is part of the time the MILP is given.
 std::optional<Candidate> best_fixed_plan(const StaticGraph& g,
-                                         std::int64_t budget) {
+                                         std::int64_t budget,
+                                         const Deadline& deadline) {
   Best best;
   best.offer(check(g, checkpoint_all_plan(g), budget, "checkpoint-all"));
-  best.offer(check(g, chen_sqrtn_plan(g), budget, "chen-sqrtn"));
-  offer_chen_greedy(g, budget, best);
-  offer_revolve(g, budget, best, nullptr);
+  if (!deadline.passed()) {
+    best.offer(check(g, chen_sqrtn_plan(g), budget, "chen-sqrtn"));
+  }
+  if (!deadline.passed()) offer_chen_greedy(g, budget, best);
+  if (!deadline.passed()) offer_revolve(g, budget, best, nullptr);
   if (!best.get().validation.ok) return std::nullopt;
   tidy_plan(g, best.get().plan);
   return std::move(best.get());
 }
 
-void plan_milp(const StaticGraph& g, const PlanConfig& config, PlanResult& r,
-               bool round) {
-  std::optional<Candidate> start;
-  if (!round) start = best_fixed_plan(g, config.budget_bytes);
+// False (with the status and why) when the MILP cannot run on `g`.
+bool milp_applies(const StaticGraph& g, PlanResult& r) {
+  if (!milp_available()) {
+    r.status = PlanStatus::kUnsupported;
+    r.message =
+        "dtr was built without COIN-OR CBC: install coinor-libcbc-dev and "
+        "configure with -DDTR_WITH_CBC=ON";
+    return false;
+  }
+  if (g.size() > kMaxMilpNodes) {
+    r.status = PlanStatus::kTooLarge;
+    r.message = "the graph has " + std::to_string(g.size()) +
+                " nodes; the MILP takes at most " +
+                std::to_string(kMaxMilpNodes) +
+                " (use chen-greedy or checkpoint-all)";
+    return false;
+  }
+  return true;
+}
+
+MilpSolution solve(const StaticGraph& g, const PlanConfig& config,
+                   const Deadline& deadline, bool relax,
+                   const StagePlan* start) {
+  return solve_checkmate(g, {.budget_bytes = config.budget_bytes,
+                             .deadline = deadline,
+                             .relax = relax,
+                             .start = start});
+}
+
+// The limit came before the solver had a schedule of its own: its start is
+// the best one known and fits, so a cut-short MILP is never worse than the
+// fixed-rule planners. Every node is computed at least once: a bound that
+// needs no solver.
+void take_start(const StaticGraph& g, Candidate start, PlanResult& r) {
+  r.schedule = std::move(start.schedule);
+  r.status = PlanStatus::kFeasible;
+  r.lower_bound_ns = static_cast<double>(g.baseline_cost_ns());
+  r.message = "the time limit came before the solver improved on its start";
+}
+
+void plan_milp(const StaticGraph& g, const PlanConfig& config,
+               const Deadline& deadline, PlanResult& r) {
+  if (!milp_applies(g, r)) return;
+  std::optional<Candidate> start =
+      best_fixed_plan(g, config.budget_bytes, deadline);
   MilpSolution s =
-      solve_checkmate(g, {.budget_bytes = config.budget_bytes,
-                          .time_limit_s = config.time_limit_s,
-                          .relax = round,
-                          .start = start ? &start->plan : nullptr});
+      solve(g, config, deadline, false, start ? &start->plan : nullptr);
+  r.status = s.status;
   r.message = s.message;
-  if (start) {
-    r.message += std::string(r.message.empty() ? "" : "; ") + "started from " +
-                 start->planner + " (" +
-                 std::to_string(start->validation.compute_ns) + " ns)";
-  }
+  r.lower_bound_ns = std::max(s.lower_bound_ns + g.fixed_cost_ns,
+                              static_cast<double>(g.baseline_cost_ns()));
+  if (s.has_solution) r.schedule = schedule_from_stages(g, s.plan);
+  if (!start) return;
+  const std::string from = start->planner + " (" +
+                           std::to_string(start->validation.compute_ns) +
+                           " ns)";
+  if (s.status == PlanStatus::kTimeLimit) take_start(g, *std::move(start), r);
+  r.message +=
+      std::string(r.message.empty() ? "" : "; ") + "started from " + from;
+}
+
+void plan_lp_round(const StaticGraph& g, const PlanConfig& config,
+                   const Deadline& deadline, PlanResult& r) {
+  if (!milp_applies(g, r)) return;
+  MilpSolution s = solve(g, config, deadline, true, nullptr);
+  r.status = s.status;
+  r.message = s.message;
   r.lower_bound_ns = s.lower_bound_ns + g.fixed_cost_ns;
-  if (!s.has_solution) {
-    r.status = s.status;
-    return;
-  }
-  if (!round) {
-    r.schedule = schedule_from_stages(g, s.plan);
-    r.status = s.status;
-    return;
-  }
+  if (!s.has_solution) return;
   Best best;
   for (double threshold : lp_round_thresholds()) {
     best.offer(
@@ -225,9 +277,12 @@ PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
   r.planner = config.planner;
   r.budget_bytes = config.budget_bytes;
   auto start = std::chrono::steady_clock::now();
+  const Deadline deadline(config.time_limit_s);
   const std::string& name = config.planner;
-  if (name == "milp" || name == "lp-round") {
-    plan_milp(g, config, r, name == "lp-round");
+  if (name == "milp") {
+    plan_milp(g, config, deadline, r);
+  } else if (name == "lp-round") {
+    plan_lp_round(g, config, deadline, r);
   } else if (name == "chen-sqrtn") {
     plan_fixed(g, chen_sqrtn_plan(g), r);
   } else if (name == "chen-greedy") {

@@ -8,7 +8,7 @@
 ///   if (r.status == dtr::plan::PlanStatus::kOptimal) ...
 ///
 /// Every outcome of a solver (optimal, feasible with a gap, infeasible,
-/// time limit) is a status, not an exception.
+/// time limit, a graph too large for it) is a status, not an exception.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,14 +25,19 @@ enum class PlanStatus : std::uint8_t {
   kInfeasible,   ///< milp: proven that no schedule fits the budget
   kTimeLimit,    ///< milp: the limit came before any schedule was found
   kOverBudget,   ///< a fixed-rule planner's best schedule exceeds the budget
-  kUnsupported,  ///< the planner does not apply to this graph (revolve)
+  kUnsupported,  ///< the planner does not apply to this graph (revolve), or
+                 ///< dtr was built without it (milp, lp-round without CBC)
+  kTooLarge,     ///< milp, lp-round: more nodes than kMaxMilpNodes
 };
 std::string_view to_string(PlanStatus status);
 
 struct PlanConfig {
   std::string planner = "milp";
   std::int64_t budget_bytes = 0;  ///< constants included
-  double time_limit_s = 60;       ///< milp and lp-round solver time
+  /// milp and lp-round: wall-clock seconds for the whole call (the MIP
+  /// start, building the model and the solve); the checks of a schedule
+  /// found in time come after it. The other planners have no limit.
+  double time_limit_s = 60;
 };
 
 struct PlanResult {
@@ -65,7 +70,8 @@ void check_planner_name(const std::string& name);
 
 /// Runs one planner and validates its schedule (validate_schedule and
 /// execute_on_runtime). Throws dtr::InvalidArgument for an unknown planner,
-/// a negative budget or a time limit that is not positive and finite.
+/// a negative budget or a time limit that is not positive and finite; a
+/// graph a planner cannot take is a status (kTooLarge, kUnsupported).
 PlanResult run_planner(const StaticGraph& g, const PlanConfig& config);
 
 }  // namespace dtr::plan

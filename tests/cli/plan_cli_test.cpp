@@ -75,9 +75,6 @@ TEST(PlanCliTest, BadInputExitsOneNamingIt) {
   EXPECT_EQ(bad_limit.exit_code, 1);
   EXPECT_NE(bad_limit.err.find("--time-limit"), std::string::npos)
       << bad_limit.err;
-  PlanRun too_big = dtr("plan 'model:chain?depth=300' --budget-ratio 0.5");
-  EXPECT_EQ(too_big.exit_code, 1);
-  EXPECT_NE(too_big.err.find("at most 400"), std::string::npos) << too_big.err;
 }
 
 }  // namespace

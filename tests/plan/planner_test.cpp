@@ -4,6 +4,8 @@
 #include <math.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -362,8 +364,70 @@ TEST(PlannerTest, BadArgumentsThrow) {
   EXPECT_THROW(plan(g, "milp", -1), InvalidArgument);
   EXPECT_THROW(plan(g, "milp", 100, 0.0), InvalidArgument);
   EXPECT_THROW(plan(g, "milp", 100, NAN), InvalidArgument);
+}
+
+TEST(PlannerTest, MilpAndLpRoundOverTheNodeCapAreAStatus) {
   StaticGraph big = model_graph("model:chain?depth=300");
-  EXPECT_THROW(plan(big, "milp", 1 << 30), InvalidArgument);
+  ASSERT_GT(big.size(), kMaxMilpNodes);
+  for (const char* name : {"milp", "lp-round"}) {
+    PlanResult r = plan(big, name, 1 << 30);
+    EXPECT_EQ(r.status, PlanStatus::kTooLarge) << name;
+    EXPECT_EQ(to_string(r.status), "too-large");
+    EXPECT_NE(r.message.find("at most 400"), std::string::npos) << r.message;
+    EXPECT_TRUE(r.schedule.steps.empty());
+    EXPECT_TRUE(r.consistent());
+  }
+}
+
+double wall_s(const std::function<void()>& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Building this chain's model (101 nodes) took 15 s, outside the limit, and
+// CBC's root LP another 3 s. The bound is loose: the machine is shared.
+TEST(PlannerTest, MilpTimeLimitBoundsTheWholeCall) {
+  StaticGraph g = model_graph("model:chain?depth=50");
+  std::int64_t budget = keep_all_peak(g) / 2;
+  PlanResult revolve = plan(g, "revolve", budget);
+  ASSERT_TRUE(fits(revolve)) << revolve.message;
+  PlanResult r;
+  EXPECT_LT(wall_s([&] { r = plan(g, "milp", budget, /*time_limit=*/1); }),
+            10.0);
+  // Cut short, the MILP still holds its start.
+  ASSERT_TRUE(fits(r)) << to_string(r.status) << ": " << r.message;
+  EXPECT_TRUE(r.consistent());
+  EXPECT_LE(r.compute_ns, revolve.compute_ns);
+  EXPECT_GE(r.gap, 0.0);
+  EXPECT_LE(r.lower_bound_ns, static_cast<double>(r.compute_ns));
+}
+
+TEST(PlannerTest, LpRoundTimeLimitBoundsTheWholeCall) {
+  StaticGraph g = model_graph("model:chain?depth=50");
+  std::int64_t budget = keep_all_peak(g) / 2;
+  PlanResult r;
+  EXPECT_LT(wall_s([&] { r = plan(g, "lp-round", budget, /*time_limit=*/1); }),
+            10.0);
+  EXPECT_TRUE(r.consistent());
+  if (r.status == PlanStatus::kTimeLimit) {
+    EXPECT_NE(r.message.find("time limit"), std::string::npos) << r.message;
+  }
+}
+
+// A limit that passes at once: checkpoint-all, the one start tried, does
+// not fit, and the model is never complete: the status says so.
+TEST(PlannerTest, MilpDeadlineWhileBuildingIsATimeLimitStatus) {
+  StaticGraph g = model_graph("model:chain?depth=50");
+  std::int64_t budget = keep_all_peak(g) / 8;
+  PlanResult r;
+  EXPECT_LT(wall_s([&] { r = plan(g, "milp", budget, /*time_limit=*/1e-6); }),
+            10.0);
+  EXPECT_EQ(r.status, PlanStatus::kTimeLimit) << r.message;
+  EXPECT_NE(r.message.find("building the model"), std::string::npos)
+      << r.message;
+  EXPECT_TRUE(r.schedule.steps.empty());
 }
 
 TEST(PlannerTest, LpRoundThresholdsAreCheckmates) {
