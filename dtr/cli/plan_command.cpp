@@ -15,6 +15,7 @@
 #include "dtr/plan/static_graph.h"
 #include "dtr/sim/program_source.h"
 #include "dtr/sim/simulator.h"
+#include "dtr/trace/utf8.h"
 
 namespace dtr::cli {
 
@@ -174,7 +175,7 @@ void run_plan(const PlanOptions& o) {
   if (o.json) {
     nlohmann::json results = nlohmann::json::array();
     for (const Row& r : rows) results.push_back(row_to_json(r));
-    nlohmann::json j{{"trace", p.name},
+    nlohmann::json j{{"trace", trace::valid_utf8(p.name)},
                      {"nodes", g.size()},
                      {"budget_bytes", budget},
                      {"baseline_peak_bytes", baseline.peak_bytes},
