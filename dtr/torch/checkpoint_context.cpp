@@ -1,5 +1,3 @@
-#include "dtr/torch/checkpoint_context.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include "dtr/core/error.h"
 #include "dtr/sim/auto_choice.h"
 #include "dtr/torch/call_guard.h"
+#include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 
 namespace dtr::pt {
@@ -25,11 +24,6 @@ std::string heuristic_from_env() {
 }
 
 }  // namespace
-
-Context& Context::get() {
-  static Context* context = new Context();  // never destroyed: tensors
-  return *context;                          // may die during static destruction
-}
 
 // auto starts with exact `dtr`, the first fixed heuristic, until its first
 // decision.
@@ -349,6 +343,7 @@ at::Tensor Context::decheckpoint(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto* w = as_checkpoint(t);
   if (w == nullptr) return t;
+  check_current(*w);
   std::shared_ptr<Cell> cell = w->handle()->cell;
   if (!cell->value.defined()) {
     CoreScope scope(*this);
@@ -361,6 +356,7 @@ at::Tensor Context::hold_value(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto* w = as_checkpoint(t);
   if (w == nullptr) return t;
+  check_current(*w);
   std::shared_ptr<Cell> cell = w->handle()->cell;
   explained([&] { hold(cell); });
   if (!cell->external.defined()) mark_visible(*cell, cell->value);

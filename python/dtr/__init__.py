@@ -15,6 +15,11 @@ in any order; while any is active the budget is the sum over threads of each
 thread's innermost block (their values share one pool), and afterwards what
 ``set_budget()`` set (unlimited by default).
 
+A child of ``os.fork()`` (multiprocessing, DataLoader workers) gets its own
+DTR state and never waits for a lock the parent's threads held: it keeps
+the budget settings, and checkpointed tensors made before the fork raise
+RuntimeError there (decheckpoint them first, or make them in the child).
+
 Loads the same libdtr_torch.so the C++ API uses into PyTorch (2.6 or newer,
 the release it was built against).
 It looks, in order, at $DTR_TORCH_LIBRARY, at the copy installed inside the
