@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dtr/core/error.h"
+#include "dtr/torch/train/bitwise.h"
 #include "dtr/torch/train/models.h"
 
 // Gloo's headers come with Debian's libgloo-dev (scripts/install-deps.sh);
@@ -100,10 +101,10 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
     RunReport plain = train_rank(o, pg, r, false, dtr::pt::kUnlimited, nullptr);
     std::int64_t differing = 0;
     for (std::size_t i = 0; i < run.steps.size(); ++i) {
-      if (plain.steps[i].loss != run.steps[i].loss) ++differing;
+      if (!bitwise_equal(plain.steps[i].loss, run.steps[i].loss)) ++differing;
     }
     for (std::size_t i = 0; i < run.params.size(); ++i) {
-      if (!torch::equal(run.params[i], plain.params[i])) ++differing;
+      if (!bitwise_equal(run.params[i], plain.params[i])) ++differing;
     }
     // Every rank's parameters are rank 0's (buffers -- BatchNorm's running
     // statistics -- are each rank's own).
@@ -115,7 +116,7 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
     for (std::size_t i = 0; i < nparams; ++i) {
       std::vector<at::Tensor> v{run.params[i].clone()};
       pg.broadcast(v)->wait();
-      if (!torch::equal(v[0], run.params[i])) ++across;
+      if (!bitwise_equal(v[0], run.params[i])) ++across;
     }
     std::vector<at::Tensor> counts{
         torch::tensor({differing, across}, torch::kLong)};

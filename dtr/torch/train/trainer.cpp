@@ -9,6 +9,7 @@
 #include "dtr/core/error.h"
 #include "dtr/torch/profiling.h"
 #include "dtr/torch/trace_recording.h"
+#include "dtr/torch/train/bitwise.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/trace/output_file.h"
 
@@ -170,12 +171,12 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
     bool same = plain.steps.size() == run.steps.size() &&
                 plain.params.size() == run.params.size();
     for (std::size_t i = 0; same && i < run.steps.size(); ++i) {
-      same = plain.steps[i].loss == run.steps[i].loss;
+      same = bitwise_equal(plain.steps[i].loss, run.steps[i].loss);
     }
     std::size_t differing = 0;
     for (std::size_t i = 0; i < run.params.size() && i < plain.params.size();
          ++i) {
-      if (!torch::equal(run.params[i], plain.params[i])) ++differing;
+      if (!bitwise_equal(run.params[i], plain.params[i])) ++differing;
     }
     same = same && differing == 0;
     out << "check: plain LibTorch allocator_peak_bytes "
