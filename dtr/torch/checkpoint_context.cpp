@@ -1,3 +1,5 @@
+#include "dtr/torch/checkpoint_context.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,7 +11,6 @@
 #include "dtr/core/error.h"
 #include "dtr/sim/auto_choice.h"
 #include "dtr/torch/call_guard.h"
-#include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 
 namespace dtr::pt {
@@ -21,6 +22,18 @@ namespace {
 std::string heuristic_from_env() {
   const char* name = std::getenv("DTR_HEURISTIC");
   return name != nullptr ? name : "auto";
+}
+
+// Note [The floor]: a lower bound, and a budget that fits.
+std::string floor_hint(std::int64_t floor, BudgetScope scope) {
+  const char* peak = scope == BudgetScope::kProcess ? "allocator_peak_bytes"
+                                                    : "dtr_peak_bytes";
+  return detail::concat(
+      "The budget must be at least ", floor,
+      " bytes (a lower bound: the floor of this operator, at this point; "
+      "later operators may need more). The peak of a run without a budget "
+      "(stats: ",
+      peak, ") is a budget that fits; or reduce the batch");
 }
 
 }  // namespace
@@ -202,7 +215,12 @@ void Context::outside_allocation_hook(std::int64_t, std::int64_t bytes) {
 // Out of memory means the values that cannot be evicted right now, plus
 // what the operator is allocating, exceed the budget: a floor of this
 // program, not bad luck of the heuristic. Say how big it is and what it
-// is made of, so the user knows which budget would work.
+// is made of, so the user knows which budget would work. It is the floor
+// of the operator that failed, at the moment it failed: a lower bound on
+// the program's, since operators that have not run yet may need more: a
+// budget raised to exactly this floor can fail again at a later operator.
+// So the hint says it is a lower bound, and names the budget known to
+// fit: the peak of a run without one.
 std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
   const Graph& g = runtime_.graph();
   std::int64_t held = 0;
@@ -235,9 +253,8 @@ std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
     out << ", " << outside
         << " outside DTR: parameters, gradients, optimizer state";
   }
-  out << "; " << e.evictable_bytes()
-      << " bytes were evicted for it). Raise the budget to at least "
-      << floor + outside << " bytes or reduce the batch";
+  out << "; " << e.evictable_bytes() << " bytes were evicted for it). "
+      << floor_hint(floor + outside, budget_scope_);
   return out.str();
 }
 

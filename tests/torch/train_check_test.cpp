@@ -83,6 +83,35 @@ TEST(TrainCheckNanTest, DivergedRunsAreBitwiseIdentical) {
       << log.str();
 }
 
+// Note [The floor]: the stated floor is a lower bound; `dtr train` also
+// names a budget that fits, and that budget does fit.
+TEST(TrainOutOfMemoryTest, NamesABudgetThatFits) {
+  dtr::pt::train::TrainOptions o;
+  o.model = "mlp";
+  o.batch = 256;
+  o.steps = 2;
+  o.bytes_cost = true;
+  o.heuristic = "dtr";
+  o.budget_bytes = 1000;
+  std::ostringstream log;
+  std::string what;
+  try {
+    dtr::pt::train::run_train(o, log);
+    FAIL() << "expected OutOfMemory at 1000 bytes";
+  } catch (const dtr::OutOfMemory& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("(a lower bound"), std::string::npos) << what;
+  const std::string key = "Without a budget this run peaks at ";
+  const auto at = what.find(key);
+  ASSERT_NE(at, std::string::npos) << what;
+  const std::int64_t peak = std::stoll(what.substr(at + key.size()));
+  o.budget_bytes.reset();
+  EXPECT_EQ(dtr::pt::train::run_train(o, log).dtr_peak_bytes, peak);
+  o.budget_bytes = peak;
+  EXPECT_NO_THROW(dtr::pt::train::run_train(o, log)) << log.str();
+}
+
 struct Case {
   const char* model;
   std::int64_t batch;

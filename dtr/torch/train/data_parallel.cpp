@@ -241,10 +241,13 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
     try {
       train_once(once, true, *budget, nullptr);
     } catch (const OutOfMemory& e) {
-      throw Error(detail::concat("[train] budget of ", *budget,
-                                 " bytes per rank fails before launching any "
-                                 "rank (no collective ran): ",
-                                 e.what()));
+      const std::int64_t peak =
+          train_once(once, true, dtr::pt::kUnlimited, nullptr).dtr_peak_bytes;
+      throw Error(detail::concat(
+          "[train] budget of ", *budget,
+          " bytes per rank fails before launching any "
+          "rank (no collective ran): ",
+          with_budget_that_fits(e, peak, "one step of a rank's shard").what()));
     }
   }
   // From here on SIGTERM and SIGINT stop the ranks and remove the folder.
