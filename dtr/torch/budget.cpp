@@ -62,6 +62,9 @@ void Context::pop_budget(std::uint64_t token) {
   auto it =
       std::find_if(budget_blocks_.begin(), budget_blocks_.end(),
                    [&](const BudgetBlock& b) { return b.token == token; });
+  // A block begun before fork() whose bookkeeping stayed with the parent
+  // (Note [Fork]) ends with no effect here.
+  if (it == budget_blocks_.end() && token <= tokens_before_fork_) return;
   DTR_CHECK(it != budget_blocks_.end(), "[dtr] budget: block ", token,
             " is not active (ended twice?)");
   budget_blocks_.erase(it);

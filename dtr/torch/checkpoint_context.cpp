@@ -24,12 +24,19 @@ std::string heuristic_from_env() {
   return name != nullptr ? name : "auto";
 }
 
-}  // namespace
-
-Context& Context::get() {
-  static Context* context = new Context();  // never destroyed: tensors
-  return *context;                          // may die during static destruction
+// Note [The floor]: a lower bound, and a budget that fits.
+std::string floor_hint(std::int64_t floor, BudgetScope scope) {
+  const char* peak = scope == BudgetScope::kProcess ? "allocator_peak_bytes"
+                                                    : "dtr_peak_bytes";
+  return detail::concat(
+      "The budget must be at least ", floor,
+      " bytes (a lower bound: the floor of this operator, at this point; "
+      "later operators may need more). The peak of a run without a budget "
+      "(stats: ",
+      peak, ") is a budget that fits; or reduce the batch");
 }
+
+}  // namespace
 
 // auto starts with exact `dtr`, the first fixed heuristic, until its first
 // decision.
@@ -208,7 +215,12 @@ void Context::outside_allocation_hook(std::int64_t, std::int64_t bytes) {
 // Out of memory means the values that cannot be evicted right now, plus
 // what the operator is allocating, exceed the budget: a floor of this
 // program, not bad luck of the heuristic. Say how big it is and what it
-// is made of, so the user knows which budget would work.
+// is made of, so the user knows which budget would work. It is the floor
+// of the operator that failed, at the moment it failed: a lower bound on
+// the program's, since operators that have not run yet may need more: a
+// budget raised to exactly this floor can fail again at a later operator.
+// So the hint says it is a lower bound, and names the budget known to
+// fit: the peak of a run without one.
 std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
   const Graph& g = runtime_.graph();
   std::int64_t held = 0;
@@ -241,9 +253,8 @@ std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
     out << ", " << outside
         << " outside DTR: parameters, gradients, optimizer state";
   }
-  out << "; " << e.evictable_bytes()
-      << " bytes were evicted for it). Raise the budget to at least "
-      << floor + outside << " bytes or reduce the batch";
+  out << "; " << e.evictable_bytes() << " bytes were evicted for it). "
+      << floor_hint(floor + outside, budget_scope_);
   return out.str();
 }
 
@@ -349,6 +360,7 @@ at::Tensor Context::decheckpoint(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto* w = as_checkpoint(t);
   if (w == nullptr) return t;
+  check_current(*w);
   std::shared_ptr<Cell> cell = w->handle()->cell;
   if (!cell->value.defined()) {
     CoreScope scope(*this);
@@ -361,6 +373,7 @@ at::Tensor Context::hold_value(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto* w = as_checkpoint(t);
   if (w == nullptr) return t;
+  check_current(*w);
   std::shared_ptr<Cell> cell = w->handle()->cell;
   explained([&] { hold(cell); });
   if (!cell->external.defined()) mark_visible(*cell, cell->value);

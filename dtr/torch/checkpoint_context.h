@@ -14,6 +14,7 @@
 ///   debug_dump.cpp          DTR_DEBUG output
 ///   replay_check.cpp        DTR_CHECK_REPLAYS: replays against the originals
 ///   steps.cpp               step boundaries and their listeners
+///   fork.cpp                the context of a child of fork()
 ///   profiling.cpp           dtr.profile: the Chrome trace's spans
 ///   api.cpp, register.cpp   the C++ API and the torch.ops.dtr operators
 ///
@@ -71,9 +72,13 @@ class ExplainedOutOfMemory : public OutOfMemory {
 
 class Context final : public Executor {
  public:
+  /// The process's context; in a child of fork(), a new one (Note [Fork]).
   static Context& get();
   /// Serializes every use of the runtime and of the cells' bookkeeping.
   std::recursive_mutex& mutex() { return mutex_; }
+  /// Throws dtr::Error if `w` was made under a context that fork() left
+  /// behind (Note [Fork]).
+  void check_current(const CheckpointTensorImpl& w) const;
 
   /// The boxed kernel: runs `op` on checkpointed (and plain) arguments.
   void call(const c10::OperatorHandle& op, torch::jit::Stack* stack);
@@ -147,6 +152,12 @@ class Context final : public Executor {
 
  private:
   Context();
+  // fork.cpp: Note [Fork].
+  static Context* make_first();
+  static void prepare_fork();
+  static void after_fork_in_parent();
+  static void after_fork_in_child();
+  void inherit_settings(const Context& parent, bool consistent);
   // Every runtime call that can recompute or evict runs inside a
   // CoreScope: releases and unlocks triggered meanwhile (a Cell dying, a
   // Handle swapped) are queued and applied when the outermost scope ends,
@@ -299,6 +310,8 @@ class Context final : public Executor {
   BudgetScope base_scope_ = BudgetScope::kCheckpointed;
   std::vector<BudgetBlock> budget_blocks_;  // active, in push order
   std::uint64_t budget_tokens_ = 0;
+  // Tokens up to this one were given out before fork() (Note [Fork]).
+  std::uint64_t tokens_before_fork_ = 0;
   std::int64_t dtr_peak_bytes_ = 0;
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t escapes_ = 0;  // see Note [Escapes]

@@ -7,12 +7,18 @@
 
 namespace dtr::pt {
 
+// Records of a context left behind by fork() die without bookkeeping:
+// that context is never used again (Note [Fork]).
 Cell::~Cell() {
-  Context::get().on_cell_dead(*this);
+  if (fork_generation == current_fork_generation()) {
+    Context::get().on_cell_dead(*this);
+  }
 }
 
 Remat::~Remat() {
-  Context::get().on_remat_dead(*this);
+  if (fork_generation == current_fork_generation()) {
+    Context::get().on_remat_dead(*this);
+  }
 }
 
 // Handles come and go on any thread (a tensor dies wherever its last
@@ -28,6 +34,10 @@ Handle::~Handle() {
 }
 
 void Handle::reset(std::shared_ptr<Cell> c) {
+  if (fork_generation != current_fork_generation()) {
+    cell = std::move(c);  // the parent's context keeps no count for us
+    return;
+  }
   std::lock_guard<std::recursive_mutex> lock(Context::get().mutex());
   if (c) {
     ++c->handles;

@@ -28,6 +28,11 @@ namespace dtr::pt {
 struct Remat;
 struct Handle;
 
+/// 0 in the process that loaded DTR, one more in each child of fork():
+/// records made under an earlier one belong to a context the child left
+/// behind, and are never used or counted again (Note [Fork]).
+std::uint64_t current_fork_generation();
+
 struct Cell : std::enable_shared_from_this<Cell> {
   TensorId id = kNoId;
   at::Tensor value;              ///< undefined while evicted
@@ -44,6 +49,7 @@ struct Cell : std::enable_shared_from_this<Cell> {
   bool external_grad_leaf = false;  ///< that tensor is a leaf needing grad
   bool program_input = false;       ///< made by checkpoint() itself
   std::thread::id owner;  ///< the thread that computed it (Note [Lineage cut])
+  std::uint64_t fork_generation = current_fork_generation();
   ~Cell();
 };
 
@@ -83,12 +89,14 @@ struct Remat {
   c10::SmallVector<PlainInput, 2> plain_inputs;
   OpId op_id = kNoId;
   std::thread::id owner;  ///< the thread that ran the op
+  std::uint64_t fork_generation = current_fork_generation();
   explicit Remat(c10::OperatorHandle h) : op(std::move(h)) {}
   ~Remat();
 };
 
 struct Handle {
   std::shared_ptr<Cell> cell;
+  std::uint64_t fork_generation = current_fork_generation();
   explicit Handle(std::shared_ptr<Cell> c);
   ~Handle();
   Handle(const Handle&) = delete;

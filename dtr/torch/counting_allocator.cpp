@@ -115,6 +115,15 @@ void reset_allocator_peak() {
   g_counters.peak_bytes = g_counters.bytes;
 }
 
+void lock_allocator_for_fork() {
+  g_mutex.lock();
+}
+
+// In the child the one thread left is the one that locked it.
+void unlock_allocator_after_fork() {
+  g_mutex.unlock();
+}
+
 AllocationWindow::AllocationWindow(Hook before)
     : before_(before), previous_(t_window) {
   std::lock_guard<std::mutex> lock(g_mutex);

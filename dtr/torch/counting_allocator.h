@@ -20,6 +20,11 @@ void install_counting_allocator();
 AllocatorCounters allocator_counters();
 void reset_allocator_peak();
 
+/// Around fork() (Note [Fork]): the first holds the allocator's lock, so
+/// the child's counts are whole; the second, in parent and child, lets go.
+void lock_allocator_for_fork();
+void unlock_allocator_after_fork();
+
 /// Called before an allocation of `bytes`; `pending` is what the open
 /// window (if any) has allocated so far and not freed. May evict or throw.
 using AllocationHook = void (*)(std::int64_t pending, std::int64_t bytes);

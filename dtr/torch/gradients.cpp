@@ -180,6 +180,7 @@ void Context::on_backward_end(std::thread::id thread) {
 
 at::Tensor Context::take_plain(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  check_current(*as_checkpoint(t));
   std::shared_ptr<Cell> cell = as_checkpoint(t)->handle()->cell;
   if (!cell->value.defined()) {
     CoreScope scope(*this);

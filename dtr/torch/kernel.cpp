@@ -60,6 +60,14 @@ RngCapture capture_rng(const OpRules& rules, const Args& args) {
 // releases the input locks.
 void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (current_fork_generation() != 0) {  // only a child of fork() has old
+    const std::size_t n = op.schema().arguments().size();
+    for (auto a = stack->end() - n; a != stack->end(); ++a) {
+      for_each_tensor(*a, [&](const at::Tensor& t) {
+        if (auto* w = as_checkpoint(t)) check_current(*w);
+      });
+    }
+  }
   explained([&] { call_unexplained(op, stack); });
 }
 

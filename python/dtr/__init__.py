@@ -15,6 +15,11 @@ in any order; while any is active the budget is the sum over threads of each
 thread's innermost block (their values share one pool), and afterwards what
 ``set_budget()`` set (unlimited by default).
 
+A child of ``os.fork()`` (multiprocessing, DataLoader workers) gets its own
+DTR state and never waits for a lock the parent's threads held: it keeps
+the budget settings, and checkpointed tensors made before the fork raise
+RuntimeError there (decheckpoint them first, or make them in the child).
+
 Loads the same libdtr_torch.so the C++ API uses into PyTorch (2.6 or newer,
 the release it was built against).
 It looks, in order, at $DTR_TORCH_LIBRARY, at the copy installed inside the
@@ -31,6 +36,8 @@ for every tensor that is not checkpointed; see _tensor_methods.py.
 """
 import contextlib
 import glob
+import math
+import numbers
 import os
 
 import torch
@@ -106,22 +113,39 @@ def checkpoint(obj):
     return _modules.wrap(obj)
 
 
-def _bytes(nbytes):
-    """A budget in bytes: an int >= 0; anything from UNLIMITED up (or
-    float('inf')) means unlimited."""
-    if isinstance(nbytes, float) and nbytes == float("inf"):
+def _bytes(nbytes, where):
+    """A budget in bytes, as the library takes it: an int >= 0 (not a bool)
+    or a finite float >= 0 (rounded down to whole bytes); anything from
+    UNLIMITED up, or float('inf'), means unlimited. Anything else raises
+    TypeError or ValueError naming `where` and the value, as `dtr train`
+    rejects a bad --budget-bytes."""
+    # bool is an int subclass, but True as a budget is a mistake, not 1.
+    if isinstance(nbytes, bool) or not isinstance(nbytes, numbers.Real):
+        raise TypeError(f"dtr.{where}: nbytes must be an int or a float "
+                        f"(bytes), got {type(nbytes).__name__} {nbytes!r}")
+    if isinstance(nbytes, numbers.Integral):
+        n = int(nbytes)
+    elif math.isnan(nbytes):
+        raise ValueError(f"dtr.{where}: nbytes must be a number of bytes, "
+                         f"got {nbytes!r}")
+    elif nbytes == math.inf:
         return UNLIMITED
-    n = int(nbytes)
+    else:
+        n = math.floor(nbytes) if nbytes >= 0 else -1
     if n < 0:
-        raise ValueError(f"dtr: negative budget {nbytes}")
+        raise ValueError(f"dtr.{where}: negative budget, nbytes={nbytes!r} "
+                         "(give bytes >= 0, or dtr.UNLIMITED)")
     return min(n, UNLIMITED)
 
 
 def set_budget(nbytes, scope="checkpointed"):
     """Sets the budget in bytes ("checkpointed" values, or the whole
     "process"): the innermost ``budget()`` block's of this thread if any,
-    else the base budget. Returns the previous one."""
-    return _ops.set_budget(_bytes(nbytes), scope)
+    else the base budget. Returns the previous one. `nbytes`: an int >= 0
+    or a finite float >= 0 (rounded down); UNLIMITED or float('inf') for
+    none. Raises TypeError for any other type (bool and str included) and
+    ValueError for a negative or NaN value."""
+    return _ops.set_budget(_bytes(nbytes, "set_budget"), scope)
 
 
 def budget_scope():
@@ -130,8 +154,10 @@ def budget_scope():
 
 @contextlib.contextmanager
 def budget(nbytes, scope="checkpointed"):
-    """A budget for the block (see the module's docstring for threads)."""
-    token = _ops.push_budget(_bytes(nbytes), scope)
+    """A budget for the block (see the module's docstring for threads).
+    `nbytes` is checked as set_budget() checks it, before the block
+    begins."""
+    token = _ops.push_budget(_bytes(nbytes, "budget"), scope)
     try:
         yield
     finally:

@@ -207,6 +207,15 @@ TEST_F(CheckpointTensorTest, BudgetTooSmallReportsBytesAndStaysUsable) {
       EXPECT_NE(what.find("in aten::mm"), std::string::npos) << what;
       EXPECT_NE(what.find("floor of at least 262144 bytes"), std::string::npos)
           << what;
+      // The floor is this operator's: the hint says it is a lower bound
+      // and names a budget that fits, never one that only might.
+      EXPECT_NE(what.find("at least 262144 bytes (a lower bound"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("a run without a budget (stats: dtr_peak_bytes) "
+                          "is a budget that fits"),
+                std::string::npos)
+          << what;
     }
   }
   auto y = torch::matmul(c, c);  // usable afterwards

@@ -148,6 +148,45 @@ class BudgetTest(unittest.TestCase):
                 pass
         self.assertEqual(dtr.stats()["budget_bytes"], dtr.UNLIMITED)
 
+    def test_bad_budgets_are_refused_by_every_entry_point(self):
+        # Each bad value is refused before it reaches the library, by
+        # set_budget() and by budget() alike, naming the function and the
+        # value; the budget in force is unchanged.
+        bad = [(-0.5, ValueError, "negative budget, nbytes=-0.5"),
+               (-1e-9, ValueError, "negative budget"),
+               (float("-inf"), ValueError, "negative budget, nbytes=-inf"),
+               (float("nan"), ValueError, "nbytes.*nan"),
+               ("100", TypeError, "str '100'"),
+               (True, TypeError, "bool True"),
+               (False, TypeError, "bool False"),
+               (None, TypeError, "NoneType None"),
+               (1 + 2j, TypeError, "complex"),
+               (torch.tensor(100), TypeError, "Tensor")]
+        dtr.set_budget(12345)
+        for value, error, message in bad:
+            with self.subTest(value=value):
+                with self.assertRaisesRegex(error, r"dtr\.set_budget: .*"
+                                            + message):
+                    dtr.set_budget(value)
+                with self.assertRaisesRegex(error, r"dtr\.budget: .*" + message):
+                    with dtr.budget(value):
+                        self.fail("the block ran under a refused budget")
+                self.assertEqual(dtr.stats()["budget_bytes"], 12345)
+
+    def test_good_budgets_of_every_documented_kind(self):
+        import numpy
+        for value, expect in [(0, 0), (1000, 1000), (1000.9, 1000),
+                              (0.0, 0), (-0.0, 0), (numpy.int64(7), 7),
+                              (numpy.float32(8.5), 8),
+                              (float("inf"), dtr.UNLIMITED),
+                              (2 ** 70, dtr.UNLIMITED),
+                              (1e300, dtr.UNLIMITED)]:
+            with self.subTest(value=value):
+                with dtr.budget(value):
+                    self.assertEqual(dtr.stats()["budget_bytes"], expect)
+                dtr.set_budget(value)
+                self.assertEqual(dtr.stats()["budget_bytes"], expect)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
 
 #include "dtr/core/error.h"
 #include "dtr/models/model_registry.h"
+#include "dtr/torch/train/bitwise.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/torch/train/trainer.h"
 #include "tests/support/scoped_env.h"
@@ -28,6 +31,85 @@ TEST(TrainModelsTest, NamesAreTheSimulatorsWhereBothHaveTheModel) {
             dtr::pt::train::default_batch("resnet"));
   EXPECT_NE(dtr::pt::train::make_task("resnet32", 1), nullptr);
   EXPECT_THROW(dtr::pt::train::make_task("resnet50", 1), dtr::InvalidArgument);
+}
+
+using dtr::pt::train::bitwise_equal;
+
+TEST(BitwiseEqualTest, NanEqualsTheSameNan) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(bitwise_equal(nan, nan));
+  EXPECT_TRUE(bitwise_equal(torch::full({3}, nan), torch::full({3}, nan)));
+  // Another NaN is other bits.
+  EXPECT_FALSE(bitwise_equal(nan, -nan));
+}
+
+TEST(BitwiseEqualTest, SignedZerosDiffer) {
+  EXPECT_FALSE(bitwise_equal(0.0, -0.0));
+  EXPECT_FALSE(bitwise_equal(torch::zeros({2}), -torch::zeros({2})));
+}
+
+TEST(BitwiseEqualTest, DtypeAndShapeCount) {
+  EXPECT_FALSE(bitwise_equal(torch::zeros({4}, torch::kFloat),
+                             torch::zeros({4}, torch::kInt)));
+  EXPECT_FALSE(bitwise_equal(torch::zeros({4}), torch::zeros({2, 2})));
+  EXPECT_FALSE(bitwise_equal(torch::zeros({0}), torch::zeros({0, 1})));
+  EXPECT_TRUE(bitwise_equal(torch::zeros({0}), torch::zeros({0})));
+  EXPECT_TRUE(bitwise_equal(at::Tensor(), at::Tensor()));
+  EXPECT_FALSE(bitwise_equal(at::Tensor(), torch::zeros({1})));
+}
+
+TEST(BitwiseEqualTest, StridesDoNotCount) {
+  auto m = torch::arange(6, torch::kFloat).reshape({2, 3});
+  EXPECT_TRUE(bitwise_equal(m.t(), m.t().contiguous()));
+  EXPECT_FALSE(bitwise_equal(m.t(), m.t().flip(0)));
+}
+
+// A run that diverges to NaN under DTR and plain alike is the same run:
+// --check passes, where value equality called it different.
+TEST(TrainCheckNanTest, DivergedRunsAreBitwiseIdentical) {
+  dtr::pt::train::TrainOptions o;
+  o.model = "mlp";
+  o.batch = 64;
+  o.steps = 4;
+  o.lr = 1e30;
+  o.check = true;
+  o.bytes_cost = true;
+  std::ostringstream log;
+  dtr::pt::train::RunReport run;
+  EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
+  ASSERT_FALSE(run.steps.empty()) << log.str();
+  EXPECT_TRUE(std::isnan(run.steps.back().loss)) << log.str();
+  EXPECT_NE(log.str().find("bitwise identical"), std::string::npos)
+      << log.str();
+}
+
+// Note [The floor]: the stated floor is a lower bound; `dtr train` also
+// names a budget that fits, and that budget does fit.
+TEST(TrainOutOfMemoryTest, NamesABudgetThatFits) {
+  dtr::pt::train::TrainOptions o;
+  o.model = "mlp";
+  o.batch = 256;
+  o.steps = 2;
+  o.bytes_cost = true;
+  o.heuristic = "dtr";
+  o.budget_bytes = 1000;
+  std::ostringstream log;
+  std::string what;
+  try {
+    dtr::pt::train::run_train(o, log);
+    FAIL() << "expected OutOfMemory at 1000 bytes";
+  } catch (const dtr::OutOfMemory& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("(a lower bound"), std::string::npos) << what;
+  const std::string key = "Without a budget this run peaks at ";
+  const auto at = what.find(key);
+  ASSERT_NE(at, std::string::npos) << what;
+  const std::int64_t peak = std::stoll(what.substr(at + key.size()));
+  o.budget_bytes.reset();
+  EXPECT_EQ(dtr::pt::train::run_train(o, log).dtr_peak_bytes, peak);
+  o.budget_bytes = peak;
+  EXPECT_NO_THROW(dtr::pt::train::run_train(o, log)) << log.str();
 }
 
 struct Case {

@@ -2,14 +2,19 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "dtr/core/error.h"
+#include "dtr/torch/train/bitwise.h"
 #include "dtr/torch/train/models.h"
 
 // Gloo's headers come with Debian's libgloo-dev (scripts/install-deps.sh);
@@ -76,6 +82,75 @@ std::string format_double(double v) {
   return s.str();
 }
 
+// Note [Ranks die with their launcher]
+// A job scheduler stops a job by signalling the process it started, the
+// launcher: SIGTERM (or SIGINT), then SIGKILL. Ranks must not outlive it,
+// training at full CPU under init with their folder left in /tmp.
+// - Each rank asks the kernel for SIGKILL when its parent dies
+//   (PR_SET_PDEATHSIG, kept across exec), and exits at once if the
+//   launcher died before the request (getppid() is no longer it). This
+//   holds for SIGKILL of the launcher too, which nothing can catch.
+// - A launcher stopped by SIGTERM or SIGINT kills its ranks, reaps them,
+//   removes its folder, and then dies of that signal, so whoever sent it
+//   sees the usual status. The handler only records the signal: the wait
+//   loop polls for it, and does the work outside the handler.
+// The death signal follows the thread that forked, which is the thread
+// that waits for the ranks (run_data_parallel does both).
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void record_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+/// SIGTERM and SIGINT recorded in g_stop_signal while alive; the previous
+/// handlers come back on destruction.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction a {};
+    a.sa_handler = &record_stop_signal;
+    sigemptyset(&a.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], &a, &previous_[i]);
+    }
+  }
+  ~StopSignals() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], &previous_[i], nullptr);
+    }
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  int received() const { return g_stop_signal; }
+
+ private:
+  static constexpr std::array<int, 2> kSignals = {SIGTERM, SIGINT};
+  std::array<struct sigaction, 2> previous_{};
+};
+
+/// In a forked rank, before exec: die with the launcher (Note [Ranks die
+/// with their launcher]).
+void die_with(pid_t launcher) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher) {
+    _exit(127);
+  }
+}
+
+/// Kills and reaps every rank still running.
+void stop_ranks(std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    if (pid > 0) kill(pid, SIGKILL);
+  }
+  for (pid_t& pid : pids) {
+    if (pid <= 0) continue;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid = -1;
+  }
+}
+
 }  // namespace
 
 void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
@@ -100,10 +175,10 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
     RunReport plain = train_rank(o, pg, r, false, dtr::pt::kUnlimited, nullptr);
     std::int64_t differing = 0;
     for (std::size_t i = 0; i < run.steps.size(); ++i) {
-      if (plain.steps[i].loss != run.steps[i].loss) ++differing;
+      if (!bitwise_equal(plain.steps[i].loss, run.steps[i].loss)) ++differing;
     }
     for (std::size_t i = 0; i < run.params.size(); ++i) {
-      if (!torch::equal(run.params[i], plain.params[i])) ++differing;
+      if (!bitwise_equal(run.params[i], plain.params[i])) ++differing;
     }
     // Every rank's parameters are rank 0's (buffers -- BatchNorm's running
     // statistics -- are each rank's own).
@@ -115,7 +190,7 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
     for (std::size_t i = 0; i < nparams; ++i) {
       std::vector<at::Tensor> v{run.params[i].clone()};
       pg.broadcast(v)->wait();
-      if (!torch::equal(v[0], run.params[i])) ++across;
+      if (!bitwise_equal(v[0], run.params[i])) ++across;
     }
     std::vector<at::Tensor> counts{
         torch::tensor({differing, across}, torch::kLong)};
@@ -166,12 +241,17 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
     try {
       train_once(once, true, *budget, nullptr);
     } catch (const OutOfMemory& e) {
-      throw Error(detail::concat("[train] budget of ", *budget,
-                                 " bytes per rank fails before launching any "
-                                 "rank (no collective ran): ",
-                                 e.what()));
+      const std::int64_t peak =
+          train_once(once, true, dtr::pt::kUnlimited, nullptr).dtr_peak_bytes;
+      throw Error(detail::concat(
+          "[train] budget of ", *budget,
+          " bytes per rank fails before launching any "
+          "rank (no collective ran): ",
+          with_budget_that_fits(e, peak, "one step of a rank's shard").what()));
     }
   }
+  // From here on SIGTERM and SIGINT stop the ranks and remove the folder.
+  StopSignals stop;
   char dir_template[] = "/tmp/dtr_train_XXXXXX";
   DTR_CHECK(mkdtemp(dir_template) != nullptr,
             "[train] cannot create a directory in /tmp");
@@ -194,6 +274,7 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
   common.push_back(o.heuristic);
   if (o.stage) common.push_back("--stage");
   out.flush();
+  const pid_t launcher = getpid();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> args = common;
@@ -205,6 +286,7 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
     const pid_t pid = fork();
     DTR_CHECK(pid >= 0, "[train] fork failed");
     if (pid == 0) {
+      die_with(launcher);
       const int fo = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       const int fe = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
@@ -218,9 +300,15 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
   }
   int failed = -1, failed_status = 0, running = nproc;
   while (running > 0) {
+    if (stop.received() != 0) break;
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid < 0 && errno == EINTR) continue;
     if (pid < 0) break;
+    if (pid == 0) {  // none exited: look again soon, or at a stop signal
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     for (int rank = 0; rank < nproc; ++rank) {
       if (pids[rank] != pid) continue;
       pids[rank] = -1;
@@ -236,6 +324,16 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
         }
       }
     }
+  }
+  if (const int sig = stop.received(); sig != 0) {
+    stop_ranks(pids);
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+    std::cerr << "dtr: [train] stopped by signal " << sig << ": ranks killed, "
+              << dir.string() << " removed\n";
+    std::signal(sig, SIG_DFL);  // die of it, as without this handler
+    std::raise(sig);
+    _exit(128 + sig);  // only if the signal is blocked on this thread
   }
   for (int rank = 0; rank < nproc; ++rank) {
     std::ifstream in(dir / ("rank" + std::to_string(rank) + ".out"));

@@ -27,7 +27,10 @@ struct RankOptions {
   std::int64_t timeout_ms = 60000;  ///< the process group's timeout
 };
 
-/// Launches `nproc` ranks (fork + exec of /proc/self/exe) and waits. The
+/// Launches `nproc` ranks (fork + exec of /proc/self/exe) and waits. Ranks
+/// die with the launcher, SIGKILL included; while it waits, SIGTERM or
+/// SIGINT kills the ranks, removes their temporary folder and then ends
+/// the launcher by that signal (Note [Ranks die with their launcher]). The
 /// budget is resolved here, before any rank starts (a ratio needs one
 /// unbudgeted run of one rank's shard), and one step on a rank's shard
 /// under it must fit: a budget below the floor throws dtr::Error before

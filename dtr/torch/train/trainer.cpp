@@ -9,6 +9,7 @@
 #include "dtr/core/error.h"
 #include "dtr/torch/profiling.h"
 #include "dtr/torch/trace_recording.h"
+#include "dtr/torch/train/bitwise.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/trace/output_file.h"
 
@@ -101,6 +102,14 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
   return report;
 }
 
+OutOfMemory with_budget_that_fits(const OutOfMemory& e, std::int64_t peak,
+                                  const std::string& run) {
+  return OutOfMemory(
+      e, detail::concat(e.what(), ". Without a budget ", run, " peaks at ",
+                        peak, " bytes (dtr_peak_bytes): a budget of ", peak,
+                        " bytes fits, and the floor lies between the two"));
+}
+
 RunReport run_train(const TrainOptions& o, std::ostream& out) {
   DTR_CHECK(o.steps > 0, "[train] --steps must be positive, got ", o.steps);
   DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
@@ -126,8 +135,10 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   }
   std::int64_t budget = dtr::pt::kUnlimited;
   if (o.budget_bytes) budget = *o.budget_bytes;
+  std::optional<std::int64_t> free_peak;  // of the run without a budget
   if (o.budget_ratio) {
     RunReport free = train_once(o, true, dtr::pt::kUnlimited, nullptr);
+    free_peak = free.dtr_peak_bytes;
     // ratio <= 1: the product fits.
     budget = static_cast<std::int64_t>(
         *o.budget_ratio * static_cast<double>(free.dtr_peak_bytes));
@@ -144,7 +155,16 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   }
   std::optional<dtr::pt::Profile> profile;  // the budgeted run only
   if (!o.profile.empty()) profile.emplace(o.profile);
-  RunReport run = train_once(o, true, budget, &out);
+  RunReport run;
+  try {
+    run = train_once(o, true, budget, &out);
+  } catch (const OutOfMemory& e) {
+    if (!free_peak) {
+      free_peak =
+          train_once(o, true, dtr::pt::kUnlimited, nullptr).dtr_peak_bytes;
+    }
+    throw with_budget_that_fits(e, *free_peak, "this run");
+  }
   if (profile) profile->close();
   recording.reset();
   if (trace) dtr::trace::close_output(*trace, o.record);
@@ -170,12 +190,12 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
     bool same = plain.steps.size() == run.steps.size() &&
                 plain.params.size() == run.params.size();
     for (std::size_t i = 0; same && i < run.steps.size(); ++i) {
-      same = plain.steps[i].loss == run.steps[i].loss;
+      same = bitwise_equal(plain.steps[i].loss, run.steps[i].loss);
     }
     std::size_t differing = 0;
     for (std::size_t i = 0; i < run.params.size() && i < plain.params.size();
          ++i) {
-      if (!torch::equal(run.params[i], plain.params[i])) ++differing;
+      if (!bitwise_equal(run.params[i], plain.params[i])) ++differing;
     }
     same = same && differing == 0;
     out << "check: plain LibTorch allocator_peak_bytes "

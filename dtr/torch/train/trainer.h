@@ -79,12 +79,21 @@ struct Shard {
 RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
                      std::ostream* log, const Shard* shard = nullptr);
 
+/// `e` with the budget known to fit appended (Note [The floor]): `peak`
+/// bytes, the DTR peak of `run` (what failed, in words) without a budget.
+/// The floor that `e` states is a lower bound; the real floor of `run`
+/// lies between the two.
+OutOfMemory with_budget_that_fits(const OutOfMemory& e, std::int64_t peak,
+                                  const std::string& run);
+
 /// `dtr train`: resolves the budget (a ratio needs an unbudgeted DTR run),
 /// trains, prints per-step lines and a summary; with o.check also trains
 /// plain LibTorch and throws dtr::Error unless every loss and parameter is
 /// bitwise identical. Throws dtr::InvalidArgument for an option out of its
-/// range (named as the CLI flag) and dtr::Error if o.record or o.profile
-/// cannot be written in full. Returns the budgeted run's report.
+/// range (named as the CLI flag), dtr::Error if o.record or o.profile
+/// cannot be written in full, and dtr::OutOfMemory (through
+/// with_budget_that_fits) if the budget is below the run's floor. Returns
+/// the budgeted run's report.
 RunReport run_train(const TrainOptions& o, std::ostream& out);
 
 }  // namespace dtr::pt::train
