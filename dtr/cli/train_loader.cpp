@@ -17,8 +17,8 @@ namespace fs = std::filesystem;
 fs::path module_path() {
   std::error_code ec;
   const fs::path bin = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const fs::path& p : {bin / DTR_TRAIN_MODULE,
-                            bin / ".." / DTR_TRAIN_MODULE_INSTALLED}) {
+  for (const fs::path& p :
+       {bin / DTR_TRAIN_MODULE, bin / ".." / DTR_TRAIN_MODULE_INSTALLED}) {
     if (fs::exists(p, ec)) return p;
   }
   return bin / ".." / DTR_TRAIN_MODULE_INSTALLED;
@@ -42,8 +42,8 @@ void add_train_command_from_module(CLI::App& app, bool load) {
     throw Error("[train] cannot load " + path.string() + ": " + ::dlerror());
   }
   using AddCommand = void (*)(CLI::App*);
-  auto add = reinterpret_cast<AddCommand>(
-      ::dlsym(handle, "dtr_add_train_command"));
+  auto add =
+      reinterpret_cast<AddCommand>(::dlsym(handle, "dtr_add_train_command"));
   if (!add) {
     throw Error("[train] " + path.string() + " has no dtr_add_train_command");
   }

@@ -14,6 +14,7 @@
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/profiling.h"
 #include "dtr/torch/trace_recording.h"
+#include "dtr/trace/output_file.h"
 
 namespace dtr::pt {
 namespace {
@@ -143,8 +144,11 @@ void op_set_cost_model(std::string model) {
   set_cost_model(model == "bytes" ? CostModel::kBytes : CostModel::kMeasured);
 }
 // Python's dtr.record(path): one recording at a time, into a file.
+// The trace is renamed onto `path` when the recording stops: a killed
+// process leaves no trace that reads as a shorter program.
 struct FileRecording {
-  std::ofstream file;
+  explicit FileRecording(const std::string& path) : file(path) {}
+  dtr::trace::AtomicOutput file;
   std::unique_ptr<TraceRecording> recording;
 };
 std::unique_ptr<FileRecording>& file_recording() {
@@ -153,18 +157,20 @@ std::unique_ptr<FileRecording>& file_recording() {
 }
 void op_start_recording(std::string path) {
   DTR_CHECK(!file_recording(), "[dtr] record: a recording is running");
-  auto r = std::make_unique<FileRecording>();
-  r->file.open(path);
-  DTR_CHECK(r->file.good(), "[dtr] record: cannot write ", path);
-  r->recording = std::make_unique<TraceRecording>(r->file);
+  auto r = std::make_unique<FileRecording>(path);
+  DTR_CHECK(r->file.stream().good(), "[dtr] record: cannot write ", path);
+  r->recording = std::make_unique<TraceRecording>(r->file.stream());
   file_recording() = std::move(r);
 }
 void op_stop_recording() {
   auto r = std::move(file_recording());
   if (!r) return;
   r->recording.reset();
-  r->file.close();
-  DTR_CHECK(!r->file.fail(), "[dtr] record: writing the trace failed");
+  try {
+    r->file.commit();
+  } catch (const dtr::Error& e) {
+    throw dtr::Error(std::string("[dtr] record: ") + e.what());
+  }
 }
 
 // Python's dtr.profile(path): one profile at a time.

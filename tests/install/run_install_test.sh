@@ -39,4 +39,10 @@ env -u LD_LIBRARY_PATH "$prefix/bin/dtr" --help >"$tmp/help.txt"
 grep -q 'gen' "$tmp/help.txt" || { echo "dtr --help lists no gen"; exit 1; }
 env -u LD_LIBRARY_PATH "$prefix/bin/dtr" gen chain --depth 4 >"$tmp/chain.log"
 [ -s "$tmp/chain.log" ] || { echo "dtr gen chain wrote nothing"; exit 1; }
+if [ "$expect_torch" = ON ]; then
+  # `train` lives in LIBDIR/dtr/dtr_train_command.so, loaded on demand.
+  env -u LD_LIBRARY_PATH "$prefix/bin/dtr" train --help >"$tmp/train.txt"
+  grep -q -- '--budget-ratio' "$tmp/train.txt" ||
+    { echo "installed dtr train did not load its module"; exit 1; }
+fi
 echo "install test: ok"

@@ -146,12 +146,14 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
         << " allocator_peak_bytes " << free.allocator_peak_bytes << " wall_ms "
         << free.wall_ns / 1e6 << " -> budget_bytes " << budget << "\n";
   }
-  std::unique_ptr<std::ofstream> trace;
+  // Written beside its destination and renamed there once complete: a
+  // killed run leaves no trace that reads as a shorter program.
+  std::unique_ptr<dtr::trace::AtomicOutput> trace;
   std::unique_ptr<dtr::pt::TraceRecording> recording;
   if (!o.record.empty()) {
-    trace = std::make_unique<std::ofstream>(o.record);
-    DTR_CHECK(trace->good(), "[train] cannot write '", o.record, "'");
-    recording = std::make_unique<dtr::pt::TraceRecording>(*trace);
+    trace = std::make_unique<dtr::trace::AtomicOutput>(o.record);
+    DTR_CHECK(trace->stream().good(), "[train] cannot write '", o.record, "'");
+    recording = std::make_unique<dtr::pt::TraceRecording>(trace->stream());
   }
   std::optional<dtr::pt::Profile> profile;  // the budgeted run only
   if (!o.profile.empty()) profile.emplace(o.profile);
@@ -167,7 +169,7 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   }
   if (profile) profile->close();
   recording.reset();
-  if (trace) dtr::trace::close_output(*trace, o.record);
+  if (trace) trace->commit();
   const auto& s = run.stats;
   out << "summary: model " << o.model << " budget_bytes " << budget
       << " allocator_peak_bytes " << run.allocator_peak_bytes
