@@ -64,8 +64,8 @@ Var first_output(std::vector<Var>& vars) {
 
 // ---- Tape: making tensors --------------------------------------------------
 
-Tape::Tape(trace::TraceWriter& out, CostModel cost)
-    : builder_(out), cost_(std::move(cost)) {
+Tape::Tape(trace::TraceWriter& out, CostModel cost, std::size_t max_values)
+    : builder_(out), cost_(std::move(cost)), max_values_(max_values) {
   builder_.annotate("START");
 }
 
@@ -86,6 +86,10 @@ Tape::~Tape() {
 }
 
 Var Tape::wrap(Handle handle, Shape shape, int elem_bytes) {
+  DTR_CHECK(++values_ <= max_values_, "[model] the model passes ", max_values_,
+            " tensors, the most one is built with (parameters and "
+            "activations are held until backward); lower --depth, --batch "
+            "or --width");
   Var v;
   v.impl_ = std::make_shared<Var::Impl>();
   v.impl_->tape = this;

@@ -97,10 +97,19 @@ struct OutSpec {
 using BackwardFn = std::function<std::vector<Var>(
     const std::vector<Var>& grads, const std::vector<Var>& saved)>;
 
+/// The most tensors a tape makes. Parameters and the activations backward
+/// needs are all held until backward runs, so this bounds a model's memory
+/// while it is built: `dtr gen`'s longest chain (2^21 layers, 1 GB) fits,
+/// and a request far beyond it (a Transformer of 2^21 layers, tens of GB)
+/// stops with an error once it has made this many (at 3.8 GB, in 27 s).
+inline constexpr std::size_t kMaxTapeValues = std::size_t{1} << 24;
+
 class Tape {
  public:
-  /// Writes ANNOTATE START.
-  Tape(trace::TraceWriter& out, CostModel cost);
+  /// Writes ANNOTATE START. Making more than `max_values` tensors throws
+  /// dtr::InvalidArgument.
+  Tape(trace::TraceWriter& out, CostModel cost,
+       std::size_t max_values = kMaxTapeValues);
   /// Keeps parameters, buffers and the gradients of leaves (the trace's
   /// outputs) and releases whatever else the tape still holds.
   ~Tape();
@@ -176,6 +185,8 @@ class Tape {
   bool grad_mode_ = true;
   std::vector<Slot> slots_;
   std::vector<Node> nodes_;
+  std::size_t values_ = 0;  ///< tensors made so far
+  std::size_t max_values_;
   std::deque<Var> state_;  // parameters and buffers (deque: stable refs)
 };
 

@@ -450,6 +450,25 @@ TEST(TraceBuilderTest, ReleasedHandleCannotBeAnArgument) {
   EXPECT_THROW(b.call("relu", args, outs, 1), InternalError);
 }
 
+TEST(TapeTest, AForwardPassOverTheLimitStopsWithAnError) {
+  // The tape holds its tensors until backward: a request too big to
+  // build (a Transformer of 2^21 layers) must stop early, not exhaust
+  // memory.
+  std::ostringstream text;
+  trace::TraceWriter writer(text);
+  Tape tape(writer, CostModel(1), /*max_values=*/10);
+  Var w = tape.parameter({4, 4});
+  Var h = tape.constant({2, 4});
+  try {
+    for (int i = 0; i < 100; ++i) h = relu(mm(h, w));
+    FAIL() << "made 200 tensors under a limit of 10";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("passes 10 tensors"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TapeTest, BackwardKeepsOnlyParametersAndTheirGradients) {
   std::ostringstream text;
   trace::TraceWriter writer(text);
