@@ -106,7 +106,7 @@ TEST_F(ReliabilityCliTest, AnUnboundedThrashLimitStillDraws) {
 TEST_F(ReliabilityCliTest, FewFileDescriptorsNeverPassForAMissingGnuplot) {
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
   gen("chain.log");
-  for (int limit : {6, 8, 10}) {
+  for (int limit : {4, 6, 8, 10}) {
     fs::remove_all(path("out"));
     auto r =
         dtr("sweep chain.log --ratios 1,0.5 --heuristics dtr --quiet "
