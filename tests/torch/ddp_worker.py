@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 import torch
 import torch.distributed as dist
@@ -205,6 +206,13 @@ def _first_cause(bad, last):
     return (own or bad)[0]
 
 
+def _settle(procs, seconds):
+    """Waits up to `seconds` for every process to exit."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and any(p.poll() is None for p in procs):
+        time.sleep(0.05)
+
+
 def launch(nproc, out, model="cnn", mode="plain", budget=None, steps=2,
            timeout=60, check_floor=False, seed=0, wall_limit=None):
     """Runs a job of `nproc` ranks of this script; returns the ranks'
@@ -235,7 +243,15 @@ def launch(nproc, out, model="cnn", mode="plain", budget=None, steps=2,
         while True:
             codes = [p.poll() for p in procs]
             bad = [r for r, c in enumerate(codes) if c not in (None, 0)]
-            if bad or all(c == 0 for c in codes):
+            if bad:
+                # A peer of the failing rank fails too once the connection
+                # drops, and may exit first: give every rank a moment to
+                # exit, then blame by the messages (_first_cause).
+                _settle(procs, seconds=3)
+                codes = [p.poll() for p in procs]
+                bad = [r for r, c in enumerate(codes) if c not in (None, 0)]
+                break
+            if all(c == 0 for c in codes):
                 break
             if time.monotonic() > deadline:
                 raise RuntimeError("data-parallel job: no result after %ss"
@@ -286,7 +302,16 @@ def main():
                 "allocator_peak_above_baseline":
                     x["stats"]["allocator_peak_above_baseline"]}))
         return
-    worker(a)
+    try:
+        worker(a)
+    except BaseException:
+        # Exit at once with the error as stderr's last line: tearing down
+        # a process group whose peer died can abort the interpreter
+        # ("terminate called without an active exception", exit -6),
+        # which hides the error.
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 if __name__ == "__main__":
