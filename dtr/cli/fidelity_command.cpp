@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "dtr/cli/commands.h"
 #include "dtr/cli/validators.h"
@@ -28,10 +29,11 @@ struct FidelityOptions {
 };
 
 void run(const FidelityOptions& o) {
-  for (const std::string& out : {o.markdown, o.speed_markdown}) {
-    if (!out.empty()) {
-      trace::refuse_overwriting_inputs(out, {o.reference}, "--markdown");
-    }
+  const std::pair<const std::string&, const char*> outputs[] = {
+      {o.markdown, "--markdown"}, {o.speed_markdown, "--speed-markdown"}};
+  for (const auto& [out, option] : outputs) {
+    if (!out.empty())
+      trace::refuse_overwriting_inputs(out, {o.reference}, option);
   }
   int threads = o.threads.value_or(sim::default_threads());
   auto rows = report::read_reference_csv(o.reference);

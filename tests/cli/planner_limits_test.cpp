@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/support/run_cli.h"
+#include "tests/support/temp_dir.h"
 
 namespace dtr::cli {
 namespace {
@@ -26,23 +27,16 @@ constexpr const char* kHugeChain = "'model:chain?depth=201'";
 
 class PlannerLimitsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dtr_planner_limits_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   CliRun dtr(const std::string& args) {
     auto start = std::chrono::steady_clock::now();
-    CliRun r = dtr::testing::run_cli(dir_, args);
+    CliRun r = dtr::testing::run_cli(dir_.path(), args);
     wall_s_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     return r;
   }
 
-  fs::path dir_;
+  dtr::testing::TempDir dir_;
   double wall_s_ = 0;  ///< of the last dtr()
 };
 

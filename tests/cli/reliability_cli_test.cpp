@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/run_cli.h"
+#include "tests/support/temp_dir.h"
 
 namespace dtr::cli {
 namespace {
@@ -38,26 +39,13 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 class ReliabilityCliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() /
-        ("dtr_reliability_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   // `dtr ARGS` in the test's folder, killed after `seconds`; `before` is
   // shell text run first in the same shell (a ulimit).
   dtr::testing::CliRun dtr(const std::string& args, int seconds = 120,
                            const std::string& before = "") {
     // run_cli puts its `env` text before the binary, in the same shell.
     std::string prefix = before.empty() ? "" : before + " && ";
-    return dtr::testing::run_cli(dir_, args, "",
+    return dtr::testing::run_cli(dir_.path(), args, "",
                                  prefix + "timeout " + std::to_string(seconds));
   }
 
@@ -71,7 +59,7 @@ class ReliabilityCliTest : public ::testing::Test {
 
   fs::path path(const std::string& name) const { return dir_ / name; }
 
-  fs::path dir_;
+  dtr::testing::TempDir dir_;
 };
 
 TEST_F(ReliabilityCliTest, ATraceNameCannotRunACommandThroughThePlot) {
@@ -204,7 +192,7 @@ TEST_F(ReliabilityCliTest, TwoSweepsIntoOneFolderLeaveOneWholeResult) {
       quote(DTR_CLI_PATH) +
       " sweep %s --ratios 1,0.9,0.8,0.7,0.6,0.5 --heuristics all "
       "--threads 1 --quiet --no-plots --out out";
-  std::string script = "cd " + quote(dir_.string()) + " || exit 1; ";
+  std::string script = "cd " + quote(dir_.path().string()) + " || exit 1; ";
   int n = 0;
   for (const char* t : {"one.log", "two.log"}) {
     char buf[512];

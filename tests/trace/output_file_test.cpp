@@ -16,6 +16,7 @@
 
 #include "dtr/core/error.h"
 #include "dtr/trace/utf8.h"
+#include "tests/support/temp_dir.h"
 
 namespace dtr::trace {
 namespace {
@@ -31,27 +32,19 @@ std::string read_all(const fs::path& p) {
 
 class OutputFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dtr_output_test_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    target_ = (dir_ / "results.csv").string();
-    write_output(target_, "old complete\n");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { write_output(target_, "old complete\n"); }
 
   // Everything in the folder besides the destination.
   std::size_t strays() const {
     std::size_t n = 0;
-    for (const auto& e : fs::directory_iterator(dir_)) {
+    for (const auto& e : fs::directory_iterator(dir_.path())) {
       n += e.path() != fs::path(target_);
     }
     return n;
   }
 
-  fs::path dir_;
-  std::string target_;
+  dtr::testing::TempDir dir_;
+  std::string target_ = (dir_ / "results.csv").string();
 };
 
 TEST_F(OutputFileTest, CommitReplacesTheFileWhole) {
