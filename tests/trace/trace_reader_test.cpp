@@ -1449,7 +1449,7 @@ class EndlessLine : public std::streambuf {
 };
 
 TEST(TraceReaderReadErrorTest, ALineOverTheLimitIsAnErrorNamingItsLine) {
-  // Input without line breaks (/dev/zero) used to grow without bound.
+  // Input without line breaks (/dev/zero) must fail in bounded memory.
   std::string head = annotate("START") + constant("x1", "4");
   EndlessLine source(head);
   std::istream in(&source);
