@@ -20,6 +20,7 @@ packages=(
   libbenchmark-dev                 # micro-benchmarks
   gnuplot-nox                      # overhead-vs-budget plots (PNG)
   libgloo-dev                      # `dtr train --nproc`: Gloo headers
+  libxxhash-dev                    # hashes of plain inputs (dtr/torch)
   python3-venv                     # .venv (scripts/setup-venv.sh)
   clang "$clang_rt"                # sanitizer build and libFuzzer runtime
   clang-format                     # scripts/check-format.sh (CI)

@@ -62,7 +62,7 @@ CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle)
     : c10::TensorImpl(wrapper_keys(), handle->cell->value.dtype(),
                       c10::Device(c10::DeviceType::CPU)),
       handle_(std::move(handle)) {
-  set_storage_access_should_throw();
+  refuse_memory_access();
   use_device_autocast();
   refresh_metadata(handle_->cell->value);
 }
@@ -71,8 +71,20 @@ CheckpointTensorImpl::CheckpointTensorImpl(std::shared_ptr<Handle> handle,
                                            caffe2::TypeMeta dtype)
     : c10::TensorImpl(wrapper_keys(), dtype, c10::Device(c10::DeviceType::CPU)),
       handle_(std::move(handle)) {
-  set_storage_access_should_throw();
+  refuse_memory_access();
   use_device_autocast();
+}
+
+// A wrapper has no storage: its value may be evicted. Code that reads a
+// tensor's memory directly (inductor's compiled code, a C++ extension) must
+// be told what to do, not that a tensor "doesn't have storage".
+void CheckpointTensorImpl::refuse_memory_access() {
+  release_storage_and_set_meta_custom_data_ptr_error_msg_(
+      "[dtr] a checkpointed tensor has no memory of its own (DTR may evict "
+      "its value): code that reads a tensor's memory directly (a "
+      "torch.compile'd function, a C++ extension, data_ptr(), storage()) "
+      "needs the plain value: dtr.decheckpoint(t) in Python, "
+      "dtr::pt::decheckpoint(t) in C++");
 }
 
 // The TensorImpl constructor gives a PrivateUse1 tensor PrivateUse1's

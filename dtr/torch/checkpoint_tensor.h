@@ -85,6 +85,9 @@ struct Remat {
     /// Weak, so the old buffer is freed and its address not reused.
     c10::weak_intrusive_ptr<c10::StorageImpl> storage;
     bool external;  ///< a checkpoint()ed tensor's cell, not a plain slot
+    /// Its bytes' hash at capture (contents_hash): writes through `.data`
+    /// or numpy bump no version counter either.
+    std::optional<std::uint64_t> contents;
   };
   c10::SmallVector<PlainInput, 2> plain_inputs;
   OpId op_id = kNoId;
@@ -133,6 +136,8 @@ class CheckpointTensorImpl final : public c10::TensorImpl {
 
  private:
   void use_device_autocast();
+  /// Storage and data pointer access throw, saying what to do instead.
+  void refuse_memory_access();
   std::shared_ptr<Handle> handle_;
 };
 

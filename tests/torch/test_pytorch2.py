@@ -122,6 +122,34 @@ class RebindingTest(unittest.TestCase):
         want = model(dtr.decheckpoint(x))
         self.assertTrue(torch.equal(dtr.decheckpoint(outs[1]), want))
 
+    def test_replay_refuses_a_parameter_written_without_a_version_bump(self):
+        # The same loop writing the weights in place through `.data` (a new
+        # version counter on the same buffer) or numpy (no counter at all):
+        # the buffer stays, so only the bytes tell that it changed.
+        writes = {
+            "data": lambda p, v: p.data.copy_(v),
+            "numpy": lambda p, v: p.detach().numpy().__setitem__(
+                Ellipsis, v.numpy()),
+        }
+        for how, write in writes.items():
+            with self.subTest(how):
+                torch.manual_seed(0)
+                model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(),
+                                      nn.Linear(64, 1))
+                x = dtr.checkpoint(torch.randn(32, 16))
+                base = [p.detach().clone() for p in model.parameters()]
+                outs = []
+                with torch.no_grad():
+                    for k in range(2):
+                        for p, b in zip(model.parameters(), base):
+                            write(p, b + k)
+                        outs.append(model(x))
+                dtr.evict_all()
+                with self.assertRaisesRegex(RuntimeError, "other bytes"):
+                    dtr.decheckpoint(outs[0])
+                want = model(dtr.decheckpoint(x))
+                self.assertTrue(torch.equal(dtr.decheckpoint(outs[1]), want))
+
 
 def _plain(t):
     return dtr.decheckpoint(t).detach()
@@ -302,6 +330,19 @@ class RefusedConstructsTest(unittest.TestCase):
                 compiled(torch.ones(4, 8))
             self.assertEqual(dtr.stats()["ops"], ops)  # before any op
             torch._dynamo.reset()
+
+    def test_code_reading_a_checkpointed_tensors_memory_is_told_why(self):
+        x = dtr.checkpoint(torch.randn(8))
+        with self.assertRaisesRegex(RuntimeError, "dtr.decheckpoint"):
+            x.data_ptr()
+        # Inductor's compiled code reads its inputs' memory.
+        f = torch.compile(lambda a: (a.sin() * 2).sum())
+        with self.assertRaisesRegex(RuntimeError, "no memory of its own"):
+            f(x)
+        torch._dynamo.reset()
+        self.assertTrue(torch.allclose(f(dtr.decheckpoint(x)),
+                                       (dtr.decheckpoint(x).sin() * 2).sum()))
+        torch._dynamo.reset()
 
     def test_script_and_compiled_modules_are_refused_at_checkpoint(self):
         with self.assertRaisesRegex(TypeError, "TorchScript module"):
