@@ -41,11 +41,11 @@ std::string floor_hint(std::int64_t floor, BudgetScope scope) {
 // auto starts with exact `dtr`, the first fixed heuristic, until its first
 // decision.
 Context::Context()
-    : runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
+    : accounting_(cpu_accounting()),
+      runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
                make_heuristic("dtr"), this) {
   set_heuristic(heuristic_from_env());
   add_step_listener([this](std::uint64_t) { auto_.end_step(runtime_); });
-  install_counting_allocator();
   set_outside_hook(&outside_allocation_hook);
   debug_ = std::getenv("DTR_DEBUG") != nullptr;
   if (std::getenv("DTR_CHECK_REPLAYS") != nullptr) {
@@ -265,9 +265,11 @@ void Context::note_peak() {
 at::Tensor Context::wrap_constant(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (!t.defined() || as_checkpoint(t) != nullptr) return t;
-  DTR_CHECK(t.device().is_cpu() && t.layout() == at::kStrided,
-            "[dtr] checkpoint: only dense CPU tensors are supported, got ",
-            t.toString());
+  DTR_CHECK(accounting_for(t.device().type()) == &accounting_ &&
+                t.layout() == at::kStrided,
+            "[dtr] checkpoint: only dense CPU tensors are supported (dtr "
+            "accounts for the CPU's memory only; docs/cuda.md), got ",
+            t.toString(), " on ", t.device());
   CoreScope scope(*this);
   auto cell = new_cell(checkpoint_id(t), t.detach());  // t's version counter
   cell->external_grad_leaf = t.requires_grad() && t.is_leaf();
@@ -439,7 +441,7 @@ std::string Context::heuristic_name() {
 Stats Context::stats() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   const RuntimeStats& rs = runtime_.stats();
-  const AllocatorCounters ac = allocator_counters();
+  const AllocatorCounters ac = accounting_.counters();
   Stats s;
   s.budget_bytes = limit_bytes_;
   s.dtr_bytes = rs.memory_bytes;
@@ -497,7 +499,7 @@ void Context::evict_all() {
 void Context::reset_peak() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   dtr_peak_bytes_ = runtime_.stats().memory_bytes;
-  reset_allocator_peak();
+  accounting_.reset_peak();
 }
 
 }  // namespace dtr::pt

@@ -5,7 +5,7 @@
 ///
 /// The class is implemented across files, one job each:
 ///   checkpoint_context.cpp  lifecycle, public operations, budget hook
-///   budget.cpp              the budget: scoped blocks, process scope
+///   budget.cpp              the budget in force, process scope
 ///   kernel.cpp              Context::call: the orchestration of one op
 ///   special_ops.cpp         ops not recorded as themselves (views, splits)
 ///   mutation.cpp            in-place writes: plan, copy-on-write, cuts
@@ -18,12 +18,13 @@
 ///   profiling.cpp           dtr.profile: the Chrome trace's spans
 ///   api.cpp, register.cpp   the C++ API and the torch.ops.dtr operators
 ///
-/// Beside it, each with one job: boxed_call.h (how an operator is called,
+/// Beside it, each with one job: budget_blocks.h (the budgets the user
+/// set: base and scoped blocks), boxed_call.h (how an operator is called,
 /// first run and replay alike), run_listener.h (the events the trace
 /// recorder and auto's step recording both receive, through notify()),
-/// op_rules.h (what an operator's schema does not say), counting_allocator.h
-/// (the budget's allocation hook), checkpoint_tensor.h (wrapper, Handle,
-/// Cell, Remat).
+/// op_rules.h (the table of special operators), accounting.h (what the
+/// budget sees of a device's memory; counting_allocator.h is the CPU's),
+/// checkpoint_tensor.h (wrapper, Handle, Cell, Remat).
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
@@ -41,8 +42,10 @@
 
 #include "dtr/core/executor.h"
 #include "dtr/core/runtime.h"
+#include "dtr/torch/accounting.h"
 #include "dtr/torch/auto_heuristic.h"
 #include "dtr/torch/autograd_node_ptr.h"
+#include "dtr/torch/budget_blocks.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
@@ -200,10 +203,9 @@ class Context final : public Executor {
   std::int64_t reserve_moved(const Args& args, const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                  const Args& args, const MutationPlan& plan, Slots& slots);
-  void classify_results(const c10::FunctionSchema& schema,
-                        const std::string& name, const Args& args,
-                        const MutationPlan& plan, const Slots& slots,
-                        Outputs& out);
+  void classify_results(const c10::FunctionSchema& schema, const OpRules& rules,
+                        const Args& args, const MutationPlan& plan,
+                        const Slots& slots, Outputs& out);
   void wrap_results(torch::jit::Stack* stack, const Args& args,
                     const Outputs& out, const OutCells& out_cells);
   void note_parameters(const Args& args);
@@ -211,7 +213,7 @@ class Context final : public Executor {
 
   // mutation.cpp
   MutationPlan plan_mutations(const c10::FunctionSchema& schema,
-                              const std::string& name, const Args& args);
+                              const OpRules& rules, const Args& args);
   void plan_write(const std::string& name, const at::Tensor& t, bool hidden,
                   std::size_t i, MutationPlan& plan);
   Mutation classify(const at::Tensor& wrapper, const Cell& cell,
@@ -260,13 +262,7 @@ class Context final : public Executor {
   static void outside_allocation_hook(std::int64_t pending, std::int64_t bytes);
   void sync_process_budget(std::int64_t pending);
   // budget.cpp
-  struct BudgetBlock {
-    std::uint64_t token;
-    std::thread::id thread;
-    std::int64_t bytes;
-    BudgetScope scope;
-  };
-  std::vector<BudgetBlock> innermost_blocks() const;
+  /// Puts what budgets_ says is in force into effect.
   void apply_budget();
   std::string explain_out_of_memory(const OutOfMemory& e) const;
   /// Runs f(); an OutOfMemory leaves it explained.
@@ -283,6 +279,7 @@ class Context final : public Executor {
   }
 
   std::recursive_mutex mutex_;
+  Accounting& accounting_;  // of the device the wrapped values live on
   Runtime runtime_;
   std::vector<Cell*> cells_;  // by TensorId; null once dead
   RematTable remats_;
@@ -305,13 +302,8 @@ class Context final : public Executor {
   int core_depth_ = 0;
   CostModel cost_model_ = CostModel::kMeasured;
   BudgetScope budget_scope_ = BudgetScope::kCheckpointed;
+  BudgetBlocks budgets_;                   // what the user set
   std::int64_t limit_bytes_ = kUnlimited;  // the budget in force
-  std::int64_t base_budget_ = kUnlimited;  // set_budget() outside blocks
-  BudgetScope base_scope_ = BudgetScope::kCheckpointed;
-  std::vector<BudgetBlock> budget_blocks_;  // active, in push order
-  std::uint64_t budget_tokens_ = 0;
-  // Tokens up to this one were given out before fork() (Note [Fork]).
-  std::uint64_t tokens_before_fork_ = 0;
   std::int64_t dtr_peak_bytes_ = 0;
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t escapes_ = 0;  // see Note [Escapes]

@@ -4,16 +4,16 @@
 #include <c10/core/impl/alloc_cpu.h>
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
 namespace dtr::pt {
 
 namespace {
+
 struct Block {
   std::int64_t bytes;
-  std::uint64_t epoch;  // window that allocated it (0: none)
+  std::uint64_t window;  // the window that allocated it (0: none)
 };
 
 std::mutex g_mutex;
@@ -22,54 +22,22 @@ std::unordered_map<void*, Block>& blocks() {
   return *m;  // tensors may die during static destruction
 }
 AllocatorCounters g_counters;
-std::uint64_t g_next_epoch = 1;
-thread_local AllocationWindow* t_window = nullptr;
-thread_local bool t_in_hook = false;
-std::atomic<AllocationHook> g_outside_hook{nullptr};
-}  // namespace
-
-AllocationHook set_outside_hook(AllocationHook hook) {
-  return g_outside_hook.exchange(hook);
-}
 
 class CountingAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) override {
     const auto bytes = static_cast<std::int64_t>(n);
-    AllocationWindow* w = t_window;
-    if (w != nullptr && bytes > 0) {
-      // Clear the window while the hook runs: evicting frees memory and may
-      // replay nothing, but must not recurse into the hook.
-      t_window = nullptr;
-      t_in_hook = true;
-      try {
-        w->before_(w->pending_, bytes);
-      } catch (...) {
-        t_window = w;
-        t_in_hook = false;
-        throw;
-      }
-      t_window = w;
-      t_in_hook = false;
-    } else if (bytes > 0 && !t_in_hook) {
-      if (AllocationHook hook = g_outside_hook.load()) {
-        t_in_hook = true;
-        try {
-          hook(0, bytes);
-        } catch (...) {
-          t_in_hook = false;
-          throw;
-        }
-        t_in_hook = false;
-      }
-    }
+    const std::uint64_t window = make_room_for(bytes);  // may throw
     void* p = c10::alloc_cpu(n);
     if (p != nullptr) {
-      std::lock_guard<std::mutex> lock(g_mutex);
-      blocks()[p] = Block{bytes, w != nullptr ? w->epoch_ : 0};
-      g_counters.bytes += bytes;
-      g_counters.peak_bytes = std::max(g_counters.peak_bytes, g_counters.bytes);
-      if (w != nullptr) w->pending_ += bytes;
+      {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        blocks()[p] = Block{bytes, window};
+        g_counters.bytes += bytes;
+        g_counters.peak_bytes =
+            std::max(g_counters.peak_bytes, g_counters.bytes);
+      }
+      note_allocated(window, bytes);
     }
     return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -80,59 +48,45 @@ class CountingAllocator final : public c10::Allocator {
 
   static void release(void* p) {
     if (p == nullptr) return;
+    std::optional<Block> freed;
     {
       std::lock_guard<std::mutex> lock(g_mutex);
       auto it = blocks().find(p);
       if (it != blocks().end()) {
         g_counters.bytes -= it->second.bytes;
-        AllocationWindow* w = t_window;
-        if (w != nullptr && it->second.epoch == w->epoch_) {
-          w->pending_ -= it->second.bytes;
-        }
+        freed = it->second;
         blocks().erase(it);
       }
     }
+    if (freed) note_freed(freed->window, freed->bytes);
     c10::free_cpu(p);
   }
 };
 
-void install_counting_allocator() {
-  static CountingAllocator* allocator = [] {
-    auto* a = new CountingAllocator();
-    c10::SetCPUAllocator(a, /*priority=*/100);
-    return a;
-  }();
-  (void)allocator;
-}
+class CpuAccounting final : public Accounting {
+ public:
+  CpuAccounting() { c10::SetCPUAllocator(&allocator_, /*priority=*/100); }
+  AllocatorCounters counters() const override {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_counters;
+  }
+  void reset_peak() override {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_counters.peak_bytes = g_counters.bytes;
+  }
+  void lock_for_fork() override { g_mutex.lock(); }
+  // In the child the one thread left is the one that locked it.
+  void unlock_after_fork() override { g_mutex.unlock(); }
 
-AllocatorCounters allocator_counters() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return g_counters;
-}
+ private:
+  CountingAllocator allocator_;
+};
 
-void reset_allocator_peak() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_counters.peak_bytes = g_counters.bytes;
-}
+}  // namespace
 
-void lock_allocator_for_fork() {
-  g_mutex.lock();
-}
-
-// In the child the one thread left is the one that locked it.
-void unlock_allocator_after_fork() {
-  g_mutex.unlock();
-}
-
-AllocationWindow::AllocationWindow(Hook before)
-    : before_(before), previous_(t_window) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  epoch_ = g_next_epoch++;
-  t_window = this;
-}
-
-AllocationWindow::~AllocationWindow() {
-  t_window = previous_;
+Accounting& cpu_accounting() {
+  static auto* accounting = new CpuAccounting();  // never destroyed
+  return *accounting;
 }
 
 }  // namespace dtr::pt

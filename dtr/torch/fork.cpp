@@ -65,18 +65,18 @@ Context& Context::get() {
 
 void Context::prepare_fork() {
   g_locked_for_fork = g_current->mutex_.try_lock();
-  lock_allocator_for_fork();
+  cpu_accounting().lock_for_fork();
 }
 
 void Context::after_fork_in_parent() {
-  unlock_allocator_after_fork();
+  cpu_accounting().unlock_after_fork();
   if (g_locked_for_fork) g_current->mutex_.unlock();
 }
 
 // The child has one thread, this one. The parent's context is left as it
 // is, lock included: it is never used again.
 void Context::after_fork_in_child() {
-  unlock_allocator_after_fork();
+  cpu_accounting().unlock_after_fork();
   const Context& parent = *g_current;
   ++g_generation;
   g_current = new Context();
@@ -85,19 +85,12 @@ void Context::after_fork_in_child() {
 
 void Context::inherit_settings(const Context& parent, bool consistent) {
   cost_model_ = parent.cost_model_;
-  base_budget_ = parent.base_budget_;
-  base_scope_ = parent.base_scope_;
-  budget_tokens_ = parent.budget_tokens_;
-  tokens_before_fork_ = parent.budget_tokens_;
+  budgets_ = parent.budgets_.for_child(std::this_thread::get_id(), consistent);
   if (consistent) {
     if (parent.auto_.enabled()) {
       set_heuristic(std::string(sim::kAutoHeuristic));
     } else {
       set_heuristic(std::string(parent.runtime_.heuristic().name()));
-    }
-    const auto self = std::this_thread::get_id();
-    for (const BudgetBlock& b : parent.budget_blocks_) {
-      if (b.thread == self) budget_blocks_.push_back(b);
     }
   }
   apply_budget();

@@ -82,7 +82,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     const std::string& name;
     ~OpSpan() { context.end_op_span(name); }
   } span{*this, name};
-  if (rules.unsupported) check_supported(schema, name);  // throws
+  check_supported(rules);  // throws for a refused operator
   const std::size_t n = schema.arguments().size();
   Args args(std::make_move_iterator(stack->end() - n),
             std::make_move_iterator(stack->end()));
@@ -98,7 +98,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     ~CurrentOp() { slot = saved; }
   } current(current_op_, &name);
 
-  MutationPlan plan = plan_mutations(schema, name, args);
+  MutationPlan plan = plan_mutations(schema, rules, args);
   if (plan.need_cut) cut_lineage();
   if (debug_) {
     std::fprintf(stderr, "[dtr] %s direct=%d cut=%d mem=%lld\n", name.c_str(),
@@ -114,7 +114,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   guard.emplace(runtime_, slots.ids);  // may rematerialize: may run out
   const RngCapture rng = capture_rng(rules, args);
   Outputs out = run_op(op, stack, args, plan, slots);
-  classify_results(schema, name, args, plan, slots, out);
+  classify_results(schema, rules, args, plan, slots, out);
 
   OutCells out_cells;
   if (out.specs.empty()) {
@@ -261,9 +261,10 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
 
 // Step 3: which results are new values, which aliases, which ignored.
 void Context::classify_results(const c10::FunctionSchema& schema,
-                               const std::string& name, const Args& args,
+                               const OpRules& rules, const Args& args,
                                const MutationPlan& plan, const Slots& slots,
                                Outputs& out) {
+  const std::string& name = rules.name;
   const auto& rets = schema.returns();
   const auto& formals = schema.arguments();
   out.inplace_arg.assign(rets.size(), -1);
@@ -287,7 +288,7 @@ void Context::classify_results(const c10::FunctionSchema& schema,
           j >= 0 ? !plan.direct && args[j].isTensor() &&
                        as_checkpoint(args[j].toTensor()) != nullptr
                  : v.defined() && v.has_storage() && !v.is_nested() &&
-                       !is_metadata_result(schema, r);
+                       rules.metadata_result != r;
       if (!new_value) {
         out.result_map.push_back(-1);
         return;

@@ -13,8 +13,8 @@
 namespace dtr::pt {
 
 MutationPlan Context::plan_mutations(const c10::FunctionSchema& schema,
-                                     const std::string& name,
-                                     const Args& args) {
+                                     const OpRules& rules, const Args& args) {
+  const std::string& name = rules.name;
   const auto& formals = schema.arguments();
   MutationPlan plan;
   plan.write.resize(args.size());
@@ -22,7 +22,7 @@ MutationPlan Context::plan_mutations(const c10::FunctionSchema& schema,
   for (std::size_t i = 0; i < args.size(); ++i) {
     plan.write[i] = is_write(formals[i]);
   }
-  plan.stripped = hidden_writes(schema, args);
+  plan.stripped = hidden_writes(rules, args);
   for (int i : plan.stripped) plan.write[i] = true;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (!plan.write[i] || args[i].isNone()) continue;

@@ -1,8 +1,6 @@
 #include "dtr/torch/op_rules.h"
 
-#include <unordered_map>
-#include <unordered_set>
-#include <utility>
+#include <string_view>
 
 #include "dtr/core/error.h"
 #include "dtr/torch/dtr_torch.h"
@@ -18,112 +16,147 @@ bool is_write(const c10::Argument& a) {
   return a.alias_info() != nullptr && a.alias_info()->isWrite();
 }
 
-// Note [Random operators]
-// A replay must draw the same numbers as the first run: we save the state
-// of the generator the op uses before it runs and, on replay, swap it in and
-// restore the current state afterwards, so replays never perturb the
-// program's random stream. Ops without a Generator argument that still draw
-// from the default generator are listed by name.
-bool is_random(const c10::FunctionSchema& schema) {
-  static const std::unordered_set<std::string> kNames = {
-      "aten::native_dropout", "aten::rand_like",       "aten::randn_like",
-      "aten::randint_like",   "aten::bernoulli",       "aten::bernoulli_",
-      "aten::normal",         "aten::normal_",         "aten::uniform_",
-      "aten::multinomial",    "aten::poisson",         "aten::exponential_",
-      "aten::random_",        "aten::rrelu_with_noise"};
-  if (kNames.count(schema.name()) != 0) return true;
-  for (const auto& a : schema.arguments()) {
-    if (a.type()->str().find("Generator") != std::string::npos) return true;
-  }
-  return false;
-}
-
 namespace {
 
-// Operators that replace a tensor's storage in place.
-bool replaces_storage(const c10::FunctionSchema& schema) {
-  static const std::unordered_set<std::string> kUnsupported = {
-      "aten::set_",          "aten::resize_",       "aten::resize_as_",
-      "aten::record_stream", "aten::share_memory_", "aten::_coalesced_"};
-  return kUnsupported.count(schema.name()) != 0;
-}
+using Route = OpRules::Route;
 
-}  // namespace
+enum Trait : unsigned {
+  kNoTrait = 0,
+  kReplacesStorage = 1,  ///< refused (OpRules::unsupported)
+  kRandom = 2,           ///< Note [Random operators]
+  kRunningStats = 4,     ///< batch norm's hidden writes
+  kMetadataResult1 = 8,  ///< Note [Metadata results]: result 1
+};
 
-void check_supported(const c10::FunctionSchema& schema,
-                     const std::string& name) {
-  if (replaces_storage(schema)) {
-    throw UnsupportedOperator(detail::concat(
-        "[dtr] ", name,
-        " is not supported on checkpointed tensors (it changes a tensor's "
-        "storage in place); call dtr::pt::decheckpoint() first"));
+// One row per special operator. `name` without an overload matches every
+// overload; with one ("aten::squeeze_.dim"), or where `exact` is set, only
+// that one. An in-place view names its out-of-place counterpart, which
+// takes the same arguments.
+struct SpecialOp {
+  std::string_view name;
+  unsigned traits = kNoTrait;
+  Route route = Route::kNone;
+  const char* view = nullptr;  ///< kInPlaceView: the view's name
+  const char* view_overload = "";
+  bool exact = false;
+};
+
+// clang-format off
+constexpr SpecialOp kSpecialOps[] = {
+    // Not recorded as one call of themselves (special_ops.cpp).
+    {"aten::detach_", kNoTrait, Route::kDetach},
+    {"aten::unsafe_split", kNoTrait, Route::kUnsafeSplit},
+    {"aten::unsafe_split_with_sizes", kNoTrait, Route::kUnsafeSplit},
+    {"aten::rrelu_with_noise", kRandom, Route::kRreluWithNoise},
+    {"aten::rrelu_with_noise_", kRandom, Route::kRreluWithNoise},
+    {"aten::_to_copy", kNoTrait, Route::kToCopy},
+    {"aten::as_strided_", kNoTrait, Route::kInPlaceView, "aten::as_strided", "", true},
+    {"aten::transpose_", kNoTrait, Route::kInPlaceView, "aten::transpose", "int", true},
+    {"aten::t_", kNoTrait, Route::kInPlaceView, "aten::t", "", true},
+    {"aten::squeeze_", kNoTrait, Route::kInPlaceView, "aten::squeeze", "", true},
+    {"aten::squeeze_.dim", kNoTrait, Route::kInPlaceView, "aten::squeeze", "dim"},
+    {"aten::unsqueeze_", kNoTrait, Route::kInPlaceView, "aten::unsqueeze", "", true},
+    {"aten::swapdims_", kNoTrait, Route::kInPlaceView, "aten::swapdims", "", true},
+    {"aten::swapaxes_", kNoTrait, Route::kInPlaceView, "aten::swapaxes", "", true},
+    // Replace a tensor's storage in place: refused.
+    {"aten::set_", kReplacesStorage},
+    {"aten::resize_", kReplacesStorage},
+    {"aten::resize_as_", kReplacesStorage},
+    {"aten::record_stream", kReplacesStorage},
+    {"aten::_coalesced_", kReplacesStorage},
+    // Draw from the default generator without a Generator argument.
+    {"aten::native_dropout", kRandom},
+    {"aten::rand_like", kRandom},
+    {"aten::randn_like", kRandom},
+    {"aten::randint_like", kRandom},
+    {"aten::bernoulli", kRandom},
+    {"aten::bernoulli_", kRandom},
+    {"aten::normal", kRandom},
+    {"aten::normal_", kRandom},
+    {"aten::uniform_", kRandom},
+    {"aten::multinomial", kRandom},
+    {"aten::poisson", kRandom},
+    {"aten::exponential_", kRandom},
+    {"aten::random_", kRandom},
+    // Write or return what the schema does not say.
+    {"aten::native_batch_norm", kRunningStats},
+    {"aten::_pack_padded_sequence", kMetadataResult1},
+};
+// clang-format on
+
+const SpecialOp* find_special(const c10::OperatorName& id) {
+  const std::string full =
+      id.overload_name.empty() ? id.name : id.name + "." + id.overload_name;
+  const SpecialOp* any_overload = nullptr;
+  for (const SpecialOp& row : kSpecialOps) {
+    if (row.name == full) return &row;
+    if (row.name == id.name && !row.exact) any_overload = &row;
   }
-}
-
-OpRules rules_of(const c10::OperatorHandle& op) {
-  const c10::FunctionSchema& schema = op.schema();
-  OpRules r;
-  r.id = op.operator_name();
-  r.name = op_name(op);
-  r.unsupported = replaces_storage(schema);
-  r.random = is_random(schema);
-  const std::string& n = schema.name();
-  using Route = OpRules::Route;
-  if (n == "aten::detach_") {
-    r.route = Route::kDetach;
-  } else if (n == "aten::unsafe_split" ||
-             n == "aten::unsafe_split_with_sizes") {
-    r.route = Route::kUnsafeSplit;
-  } else if ((r.view = out_of_place_view(schema))) {
-    r.route = Route::kInPlaceView;
-  } else if (n == "aten::rrelu_with_noise" || n == "aten::rrelu_with_noise_") {
-    r.route = Route::kRreluWithNoise;
-  } else if (n == "aten::_to_copy") {
-    r.route = Route::kToCopy;
-    if (auto i = schema.argumentIndexWithName("device")) r.device_arg = *i;
-  }
-  return r;
-}
-
-// Note [In-place view operators]
-// `x.as_strided_(...)`, `x.transpose_(0, 1)` and friends change only the
-// metadata of x: they are the view operator applied to x, with x's handle
-// then pointing at the view. The view is an alias in the runtime, replayed
-// like any other view, so channels_last outputs (adaptive_avg_pool2d
-// restrides its result with as_strided_) stay checkpointed values.
-std::optional<c10::OperatorHandle> out_of_place_view(
-    const c10::FunctionSchema& schema) {
-  static const std::unordered_map<std::string,
-                                  std::pair<const char*, const char*>>
-      kViews = {{"aten::as_strided_", {"aten::as_strided", ""}},
-                {"aten::transpose_", {"aten::transpose", "int"}},
-                {"aten::t_", {"aten::t", ""}},
-                {"aten::squeeze_", {"aten::squeeze", ""}},
-                {"aten::squeeze_.dim", {"aten::squeeze", "dim"}},
-                {"aten::unsqueeze_", {"aten::unsqueeze", ""}},
-                {"aten::swapdims_", {"aten::swapdims", ""}},
-                {"aten::swapaxes_", {"aten::swapaxes", ""}}};
-  std::string key = schema.name();
-  if (!schema.overload_name().empty()) key += "." + schema.overload_name();
-  auto it = kViews.find(key);
-  if (it == kViews.end()) return std::nullopt;
-  return c10::Dispatcher::singleton().findSchemaOrThrow(it->second.first,
-                                                        it->second.second);
+  return any_overload;
 }
 
 // Note [Metadata results]
 // Some results are not values but descriptions of other results, read
 // through their data pointer by the ops that take them (a PackedSequence's
 // batch_sizes, read by lstm/gru): they stay plain tensors.
-bool is_metadata_result(const c10::FunctionSchema& schema, std::size_t r) {
-  return schema.name() == "aten::_pack_padded_sequence" && r == 1;
+
+// Note [Random operators]
+// A replay must draw the same numbers as the first run: the kernel saves
+// the state of the generator the op uses before it runs and, on replay,
+// swaps it in and restores the current state afterwards, so replays never
+// perturb the program's random stream. Ops without a Generator argument
+// that still draw from the default generator are rows of kSpecialOps.
+bool takes_generator(const c10::FunctionSchema& schema) {
+  for (const auto& a : schema.arguments()) {
+    if (a.type()->str().find("Generator") != std::string::npos) return true;
+  }
+  return false;
 }
 
-std::vector<int> hidden_writes(const c10::FunctionSchema& schema,
+}  // namespace
+
+OpRules rules_of(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema& schema = op.schema();
+  OpRules r;
+  r.id = op.operator_name();
+  r.name = op_name(op);
+  r.random = takes_generator(schema);
+  const SpecialOp* row = find_special(r.id);
+  if (row == nullptr) return r;
+  r.unsupported = (row->traits & kReplacesStorage) != 0;
+  r.random = r.random || (row->traits & kRandom) != 0;
+  r.running_stats = (row->traits & kRunningStats) != 0;
+  if ((row->traits & kMetadataResult1) != 0) r.metadata_result = 1;
+  r.route = row->route;
+  if (row->view != nullptr) {
+    r.view = c10::Dispatcher::singleton().findSchemaOrThrow(row->view,
+                                                            row->view_overload);
+  }
+  if (r.route == Route::kToCopy) {
+    if (auto i = schema.argumentIndexWithName("device")) r.device_arg = *i;
+  }
+  return r;
+}
+
+std::vector<std::string> special_op_names() {
+  std::vector<std::string> names;
+  for (const SpecialOp& row : kSpecialOps) names.emplace_back(row.name);
+  return names;
+}
+
+void check_supported(const OpRules& rules) {
+  if (!rules.unsupported) return;
+  throw UnsupportedOperator(detail::concat(
+      "[dtr] ", rules.name,
+      " is not supported on checkpointed tensors (it changes a tensor's "
+      "storage in place); call dtr::pt::decheckpoint() first"));
+}
+
+std::vector<int> hidden_writes(const OpRules& rules,
                                c10::ArrayRef<c10::IValue> args) {
   std::vector<int> out;
-  if (schema.name() == "aten::native_batch_norm" && args[5].toBool()) {
-    for (int i : {3, 4}) {
+  if (rules.running_stats && args[5].toBool()) {  // training
+    for (int i : {3, 4}) {                        // running_mean, running_var
       if (args[i].isTensor() && args[i].toTensor().defined()) out.push_back(i);
     }
   }

@@ -18,7 +18,8 @@ class TorchProfiler : public trace::ProfileRecorder {
 
   void on_memory_changed(std::int64_t bytes, std::int64_t clock_ns) override {
     ProfileRecorder::on_memory_changed(bytes, clock_ns);
-    counter("allocator bytes", "allocator_bytes", allocator_counters().bytes);
+    counter("allocator bytes", "allocator_bytes",
+            cpu_accounting().counters().bytes);
   }
 };
 
@@ -38,7 +39,7 @@ void Context::end_op_span(const std::string& name) {
   profiler_->end_span(name, "op");
   profiler_->counter("held bytes", "held_bytes", held_bytes());
   profiler_->counter("allocator bytes", "allocator_bytes",
-                     allocator_counters().bytes);
+                     accounting_.counters().bytes);
 }
 
 Profile::Profile(std::string path)

@@ -49,7 +49,7 @@ bool needs_kernel(const c10::OperatorHandle& op) {
 
 struct Overrides {
   Overrides() {
-    install_counting_allocator();
+    cpu_accounting();  // the budget sees CPU allocations from now on
     Context::get();
     library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
                                                c10::DispatchKey::PrivateUse1,
@@ -187,18 +187,6 @@ void op_stop_profile() {
   if (p) p->close();  // throws, naming the file, if a write failed
 }
 
-// Note [rrelu's noise] (special_ops.cpp): rrelu_with_noise with the noise
-// it fills as a second result, on plain CPU tensors.
-std::tuple<at::Tensor, at::Tensor> rrelu_with_noise_functional(
-    const at::Tensor& self, const at::Tensor& noise, const at::Scalar& lower,
-    const at::Scalar& upper, bool training,
-    c10::optional<at::Generator> generator) {
-  at::Tensor filled = noise.clone();
-  at::Tensor out =
-      at::rrelu_with_noise(self, filled, lower, upper, training, generator);
-  return {out, filled};
-}
-
 // By name, so the Python side never keeps a positional list in step.
 c10::Dict<std::string, int64_t> op_stats() {
   const Stats s = stats();
@@ -276,12 +264,4 @@ TORCH_LIBRARY(dtr, m) {
   m.def("stop_recording() -> ()", &dtr::pt::op_stop_recording);
   m.def("start_profile(str path) -> ()", &dtr::pt::op_start_profile);
   m.def("stop_profile() -> ()", &dtr::pt::op_stop_profile);
-  m.def(
-      "rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower, "
-      "Scalar upper, bool training, Generator? generator) -> (Tensor, Tensor)");
-}
-
-// CPU only: on checkpointed tensors the fallback (the kernel) runs it.
-TORCH_LIBRARY_IMPL(dtr, CPU, m) {
-  m.impl("rrelu_with_noise_functional", &dtr::pt::rrelu_with_noise_functional);
 }

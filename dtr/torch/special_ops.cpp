@@ -1,6 +1,10 @@
-// Operators the kernel does not record as one call of themselves: autograd
+// The handlers of the operators the kernel does not record as one call of
+// themselves (the rows of kSpecialOps, op_rules.cpp, with a Route): autograd
 // metadata (detach_), in-place restriding (as_strided_, transpose_, ...),
-// unsafe_split (clones), and explicit device copies (run plain).
+// unsafe_split (clones), rrelu's noise, and explicit device copies (run
+// plain).
+#include <torch/library.h>
+
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -88,7 +92,13 @@ bool Context::route_special(const c10::OperatorHandle& op, const OpRules& rules,
   return false;
 }
 
-// Note [In-place view operators] (op_rules.cpp): the view, then a swap.
+// Note [In-place view operators]
+// `x.as_strided_(...)`, `x.transpose_(0, 1)` and friends change only the
+// metadata of x: they are the view operator applied to x (its row in
+// kSpecialOps names it), with x's handle then pointing at the view. The
+// view is an alias in the runtime, replayed like any other view, so
+// channels_last outputs (adaptive_avg_pool2d restrides its result with
+// as_strided_) stay checkpointed values.
 void Context::call_in_place_view(const c10::OperatorHandle& view,
                                  torch::jit::Stack* stack, Args& args) {
   at::Tensor self = args[0].toTensor();
@@ -190,6 +200,22 @@ void Context::call_rrelu_with_noise(const c10::OperatorHandle& op,
   stack->push_back(std::move(result));
 }
 
+namespace {
+
+// Note [rrelu's noise]: rrelu_with_noise with the noise it fills as a
+// second result, on plain CPU tensors.
+std::tuple<at::Tensor, at::Tensor> rrelu_with_noise_functional(
+    const at::Tensor& self, const at::Tensor& noise, const at::Scalar& lower,
+    const at::Scalar& upper, bool training,
+    std::optional<at::Generator> generator) {
+  at::Tensor filled = noise.clone();
+  at::Tensor out =
+      at::rrelu_with_noise(self, filled, lower, upper, training, generator);
+  return {out, filled};
+}
+
+}  // namespace
+
 // Runs `op` on the plain values of its arguments without recording it.
 void Context::call_plain(const c10::OperatorHandle& op,
                          torch::jit::Stack* stack, Args args) {
@@ -216,3 +242,14 @@ void Context::call_plain(const c10::OperatorHandle& op,
 }
 
 }  // namespace dtr::pt
+
+TORCH_LIBRARY_FRAGMENT(dtr, m) {
+  m.def(
+      "rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower, "
+      "Scalar upper, bool training, Generator? generator) -> (Tensor, Tensor)");
+}
+
+// CPU only: on checkpointed tensors the fallback (the kernel) runs it.
+TORCH_LIBRARY_IMPL(dtr, CPU, m) {
+  m.impl("rrelu_with_noise_functional", &dtr::pt::rrelu_with_noise_functional);
+}

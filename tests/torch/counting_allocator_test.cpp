@@ -21,12 +21,12 @@ namespace {
 namespace pt = dtr::pt;
 
 c10::Allocator* counting_allocator() {
-  pt::install_counting_allocator();
+  pt::cpu_accounting();
   return c10::GetCPUAllocator();
 }
 
 std::int64_t live_bytes() {
-  return pt::allocator_counters().bytes;
+  return pt::cpu_accounting().counters().bytes;
 }
 
 // The hook for allocations outside any window, set for one scope and the
@@ -87,7 +87,7 @@ TEST_F(CountingAllocatorTest, CountsLiveBytesOfTheCpuAllocator) {
 
 TEST_F(CountingAllocatorTest, InstallingTwiceKeepsOneAllocator) {
   c10::Allocator* first = counting_allocator();
-  pt::install_counting_allocator();
+  pt::cpu_accounting();
   EXPECT_EQ(c10::GetCPUAllocator(), first);
   const std::int64_t before = live_bytes();
   {
@@ -99,22 +99,22 @@ TEST_F(CountingAllocatorTest, InstallingTwiceKeepsOneAllocator) {
 
 TEST_F(CountingAllocatorTest, PeakIsTheHighestLiveCountSinceItsReset) {
   c10::Allocator* a = counting_allocator();
-  pt::reset_allocator_peak();
+  pt::cpu_accounting().reset_peak();
   const std::int64_t base = live_bytes();
-  EXPECT_EQ(pt::allocator_counters().peak_bytes, base);
+  EXPECT_EQ(pt::cpu_accounting().counters().peak_bytes, base);
   c10::DataPtr small = a->allocate(300);
   {
     c10::DataPtr big = a->allocate(500);  // live: base + 800
   }
   c10::DataPtr other = a->allocate(100);  // live: base + 400
-  pt::AllocatorCounters c = pt::allocator_counters();
+  pt::AllocatorCounters c = pt::cpu_accounting().counters();
   EXPECT_EQ(c.bytes, base + 400);
   EXPECT_EQ(c.peak_bytes, base + 800);
   small.clear();
   other.clear();
-  EXPECT_EQ(pt::allocator_counters().peak_bytes, base + 800);
-  pt::reset_allocator_peak();
-  c = pt::allocator_counters();
+  EXPECT_EQ(pt::cpu_accounting().counters().peak_bytes, base + 800);
+  pt::cpu_accounting().reset_peak();
+  c = pt::cpu_accounting().counters();
   EXPECT_EQ(c.bytes, base);
   EXPECT_EQ(c.peak_bytes, base);
 }
@@ -122,13 +122,13 @@ TEST_F(CountingAllocatorTest, PeakIsTheHighestLiveCountSinceItsReset) {
 TEST_F(CountingAllocatorTest, FreeingMemoryItDidNotAllocateCountsNothing) {
   // Allocations made before it was installed reach its deleter too.
   c10::Allocator* a = counting_allocator();
-  const pt::AllocatorCounters before = pt::allocator_counters();
+  const pt::AllocatorCounters before = pt::cpu_accounting().counters();
   void* foreign = c10::alloc_cpu(4096);
   ASSERT_NE(foreign, nullptr);
   EXPECT_EQ(live_bytes(), before.bytes);
   a->raw_deleter()(foreign);  // freed, not subtracted
   EXPECT_EQ(live_bytes(), before.bytes);
-  EXPECT_EQ(pt::allocator_counters().peak_bytes, before.peak_bytes);
+  EXPECT_EQ(pt::cpu_accounting().counters().peak_bytes, before.peak_bytes);
   a->raw_deleter()(nullptr);  // a no-op
   EXPECT_EQ(live_bytes(), before.bytes);
 }
@@ -247,7 +247,7 @@ TEST_F(CountingAllocatorTest, CountsStayExactUnderConcurrentAllocations) {
     });
   }
   allocated.arrive_and_wait();
-  const pt::AllocatorCounters all_live = pt::allocator_counters();
+  const pt::AllocatorCounters all_live = pt::cpu_accounting().counters();
   release.count_down();
   for (auto& th : threads) th.join();
   EXPECT_EQ(all_live.bytes, before + expected_live);
