@@ -58,16 +58,8 @@ std::shared_ptr<Cell> Context::new_cell(TensorId id, at::Tensor value) {
   cell->id = id;
   cell->owner = std::this_thread::get_id();
   cell->value = std::move(value);
-  if (cells_.size() <= id) cells_.resize(id + 1, nullptr);
-  cells_[id] = cell.get();
+  cells_.set(id, cell.get());
   return cell;
-}
-
-// cells_ holds raw pointers: a Cell whose last reference just went may
-// still be listed while its destructor waits for the mutex.
-std::shared_ptr<Cell> Context::live_cell(TensorId id) const {
-  if (id >= cells_.size() || cells_[id] == nullptr) return nullptr;
-  return cells_[id]->weak_from_this().lock();
 }
 
 void Context::flush() {
@@ -146,7 +138,7 @@ void Context::on_last_handle(Cell& cell) {
 // same trace; it now replays 10,746, as predicted.
 void Context::on_cell_dead(Cell& cell) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  if (cell.id < cells_.size()) cells_[cell.id] = nullptr;
+  cells_.erase(cell.id);
   unmark_visible(cell);
   // Forgotten in flush(): see Note [Dying cells].
   pending_.push_back({cell.id, cell.held, cell.core_ref, true});
@@ -225,12 +217,13 @@ std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
   const Graph& g = runtime_.graph();
   std::int64_t held = 0;
   std::unordered_set<StorageId> seen;
-  for (const Cell* c : cells_) {
-    if (c == nullptr || !c->held) continue;
-    const StorageId s = g.tensor(c->id).storage;
-    if (seen.insert(s).second && g.storage(s).resident)
+  cells_.for_each([&](const Cell& c) {
+    if (!c.held) return;
+    const StorageId s = g.tensor(c.id).storage;
+    if (seen.insert(s).second && g.storage(s).resident) {
       held += g.storage(s).bytes;
-  }
+    }
+  });
   // The runtime threw with nothing evictable left: what is in use now
   // cannot go, and the operator still needs `needed` on top of it.
   const std::int64_t unevictable = e.used_bytes();
@@ -310,7 +303,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
   }
   TensorId member = kNoId;
   for (TensorId m : runtime_.graph().storage(found->second).tensors) {
-    if (live_cell(m)) member = m;
+    if (cells_.live(m)) member = m;
   }
   DTR_ASSERT(member != kNoId, "checkpointed buffer without a live cell");
   CallGuard guard(runtime_, {&member, 1});
@@ -409,8 +402,8 @@ void Context::set_recorder(TraceRecorder* recorder) {
 void Context::record_values_made_before() {
   const Graph& g = runtime_.graph();
   std::unordered_map<StorageId, TensorId> first_of;
-  for (TensorId id = 0; id < cells_.size(); ++id) {
-    std::shared_ptr<Cell> cell = live_cell(id);
+  for (TensorId id = 0; id < cells_.end_id(); ++id) {
+    std::shared_ptr<Cell> cell = cells_.live(id);
     if (cell == nullptr) continue;
     const auto& t = g.tensor(id);
     auto [root, added] = first_of.try_emplace(t.storage, id);
@@ -482,9 +475,9 @@ Stats Context::stats() {
 std::int64_t Context::held_bytes() const {
   const Graph& g = runtime_.graph();
   std::unordered_set<StorageId> held;
-  for (const Cell* c : cells_) {
-    if (c != nullptr && c->held) held.insert(g.tensor(c->id).storage);
-  }
+  cells_.for_each([&](const Cell& c) {
+    if (c.held) held.insert(g.tensor(c.id).storage);
+  });
   std::int64_t bytes = 0;
   for (StorageId h : held) bytes += g.storage(h).bytes;
   return bytes;

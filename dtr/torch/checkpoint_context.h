@@ -19,7 +19,8 @@
 ///   api.cpp, register.cpp   the C++ API and the torch.ops.dtr operators
 ///
 /// Beside it, each with one job: budget_blocks.h (the budgets the user
-/// set: base and scoped blocks), boxed_call.h (how an operator is called,
+/// set: base and scoped blocks), cell_table.h and remat_table.h (the live
+/// cells and rematerializers by id), boxed_call.h (how an operator is called,
 /// first run and replay alike), run_listener.h (the events the trace
 /// recorder and auto's step recording both receive, through notify()),
 /// op_rules.h (the table of special operators), accounting.h (what the
@@ -46,6 +47,7 @@
 #include "dtr/torch/auto_heuristic.h"
 #include "dtr/torch/autograd_node_ptr.h"
 #include "dtr/torch/budget_blocks.h"
+#include "dtr/torch/cell_table.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
@@ -238,7 +240,6 @@ class Context final : public Executor {
   void check_plain_inputs(const Remat& r, const c10::IValue* args) const;
 
   std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
-  std::shared_ptr<Cell> live_cell(TensorId id) const;
   TensorId checkpoint_id(const at::Tensor& t);
   void mark_visible(Cell& cell, at::Tensor buffer);
   void unmark_visible(const Cell& cell);
@@ -281,7 +282,7 @@ class Context final : public Executor {
   std::recursive_mutex mutex_;
   Accounting& accounting_;  // of the device the wrapped values live on
   Runtime runtime_;
-  std::vector<Cell*> cells_;  // by TensorId; null once dead
+  CellTable cells_;
   RematTable remats_;
   std::unordered_map<const c10::StorageImpl*, int> captured_;
   // Note [Program-visible buffers]: live visible cells per storage, and

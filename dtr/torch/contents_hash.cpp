@@ -2,9 +2,9 @@
 
 #include <ATen/Parallel.h>
 
-#include "dtr/torch/plain_tensors.h"
-
 #include <vector>
+
+#include "dtr/torch/plain_tensors.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -9,10 +9,10 @@ namespace dtr::pt {
 Context::CellCounts Context::count_cells(const Storage& st) const {
   CellCounts n;
   for (TensorId t : st.tensors) {
-    if (t < cells_.size() && cells_[t] != nullptr) {
+    if (const Cell* c = cells_.find(t)) {
       ++n.live;
-      n.held += cells_[t]->held;
-      n.handles += cells_[t]->handles;
+      n.held += c->held;
+      n.handles += c->handles;
     }
   }
   return n;

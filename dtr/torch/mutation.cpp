@@ -141,10 +141,10 @@ Context::Mutation Context::classify(const at::Tensor& wrapper, const Cell& cell,
   bool siblings = false;       // other live values in this storage
   bool program_views = false;  // of which the program holds some
   for (TensorId other : st.tensors) {
-    if (other == cell.id || other >= cells_.size() || cells_[other] == nullptr)
-      continue;
+    const Cell* c = other == cell.id ? nullptr : cells_.find(other);
+    if (c == nullptr) continue;
     siblings = true;
-    program_views |= cells_[other]->handles > 0;
+    program_views |= c->handles > 0;
   }
   if (program_views) {
     // The program sees the write through its other views, as in PyTorch:
@@ -188,7 +188,7 @@ void Context::copy_storage_on_write(TensorId member) {
   const Graph& g = runtime_.graph();
   std::vector<std::shared_ptr<Cell>> views;
   for (TensorId t : g.storage(g.tensor(member).storage).tensors) {
-    auto c = live_cell(t);
+    auto c = cells_.live(t);
     if (c && c->handles > 0) views.push_back(std::move(c));
   }
   CoreScope scope(*this);
@@ -252,7 +252,7 @@ void Context::hold_written(const Args& args, const MutationPlan& plan) {
   for (TensorId member_of : plan.shared_storages) {
     std::vector<std::shared_ptr<Cell>> members;
     for (TensorId m : g.storage(g.tensor(member_of).storage).tensors) {
-      if (auto c = live_cell(m)) members.push_back(std::move(c));
+      if (auto c = cells_.live(m)) members.push_back(std::move(c));
     }
     for (auto& c : members) hold(c);
   }
@@ -298,8 +298,8 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   }
   std::vector<std::shared_ptr<Cell>> live;
   bool others = false;  // another thread's values keep their lineage
-  for (TensorId id = 0; id < cells_.size(); ++id) {
-    auto c = live_cell(id);
+  for (TensorId id = 0; id < cells_.end_id(); ++id) {
+    auto c = cells_.live(id);
     if (!c) continue;
     if (mine(*c)) {
       live.push_back(std::move(c));

@@ -179,7 +179,7 @@ void Context::replay(const Graph& graph, OpId op_id) {
                                    ", which the first call computed"));
       }
       const TensorId id = r.outputs[idx];
-      Cell* c = id < cells_.size() ? cells_[id] : nullptr;
+      Cell* c = cells_.find(id);
       // Keep a value that is still resident: its views share its storage.
       if (c != nullptr && !c->value.defined()) {
         c->value = v;
@@ -191,9 +191,9 @@ void Context::replay(const Graph& graph, OpId op_id) {
 
 void Context::release_storage(const Graph& graph, StorageId s) {
   for (TensorId t : graph.storage(s).tensors) {
-    if (t < cells_.size() && cells_[t] != nullptr) {
-      if (replay_check_) replay_check_->save(t, cells_[t]->value);
-      cells_[t]->value = at::Tensor();
+    if (Cell* c = cells_.find(t)) {
+      if (replay_check_) replay_check_->save(t, c->value);
+      c->value = at::Tensor();
     }
   }
 }
