@@ -6,6 +6,10 @@
 // a peak above the budget of a successful run, accounting that differs
 // from the resident storages' bytes at any step, or a fast-scan victim that
 // is not the reference scan's (the checked replay) is a finding (abort).
+// Each run also places its storages with an allocator model (best-fit at
+// one budget, caching at the other) that checks its layout at every
+// change: overlapping or stray blocks, unmerged free neighbours, reserved
+// under live, or live bytes other than the runtime's make simulate throw.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -54,6 +58,7 @@ struct RunConfig {
   DeallocPolicy policy;
   double ratio;
   bool prototype;  // sample_sqrt + ignore_small
+  sim::AllocatorKind allocator;
 };
 
 // After every step of the checked replay (not coverage: see
@@ -160,6 +165,8 @@ void run_one(const trace::Program& p, const sim::Baseline& b,
   config.budget_ratio = c.ratio;
   config.sample_sqrt = c.prototype;
   config.ignore_small = c.prototype;
+  config.allocator = c.allocator;
+  config.check_allocator = true;
   sim::SimResult r;
   try {
     r = sim::simulate(p, b, config);
@@ -219,7 +226,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
       for (DeallocPolicy policy :
            {DeallocPolicy::kEager, DeallocPolicy::kIgnore,
             DeallocPolicy::kBanish}) {
-        fuzz::run_one(program, baseline, {h, policy, ratio, ratio < 0.5});
+        const sim::AllocatorKind allocator = ratio < 0.5
+                                                 ? sim::AllocatorKind::kCaching
+                                                 : sim::AllocatorKind::kBestFit;
+        fuzz::run_one(program, baseline,
+                      {h, policy, ratio, ratio < 0.5, allocator});
       }
     }
   }

@@ -136,6 +136,7 @@ void Runtime::evict(StorageId s, bool eager, double score) {
   ++(eager ? stats_.eager_evictions : stats_.evictions);
   if (observer_) {
     observer_->on_evicted(graph_, {s, st.bytes, score, eager, stats_.clock_ns});
+    observer_->on_storage_freed(graph_, s, stats_.clock_ns);
     note_memory();
   }
 }
@@ -167,8 +168,9 @@ void Runtime::make_room(std::int64_t bytes) {
     // Scored again only for a profile (the heuristic returns no score);
     // scores are pure functions of the state, so this changes no choice.
     const double score =
-        observer_ ? heuristic_->score(graph_, victim, stats_.clock_ns)
-                  : std::numeric_limits<double>::quiet_NaN();
+        observer_ && observer_->wants_scores()
+            ? heuristic_->score(graph_, victim, stats_.clock_ns)
+            : std::numeric_limits<double>::quiet_NaN();
     evict(victim, /*eager=*/false, score);
     if (staging_) staging_->on_victim(victim, /*planned=*/false);
   }
@@ -388,6 +390,7 @@ void Runtime::compute(TensorId t, bool remat) {
     note_storage(u);
   }
   note_storage(t);
+  if (observer_) note_fresh_outputs(op);
 
   stats_.clock_ns = clock;
   stats_.memory_bytes += op.total_bytes;
@@ -403,6 +406,10 @@ void Runtime::compute(TensorId t, bool remat) {
     ut.defined = true;
     graph_.storage(ut.storage).resident = true;
     graph_.storage(ut.storage).computed = true;
+  }
+  if (observer_) {
+    observer_->on_outputs_written(graph_, fresh_, duplicate_bytes,
+                                  stats_.clock_ns);
   }
   stats_.memory_bytes -= duplicate_bytes;
   drop_banished_outputs(op);
@@ -421,6 +428,18 @@ void Runtime::compute(TensorId t, bool remat) {
       graph_.for_each_parent_storage(s, [&](StorageId p) {
         if (p != s && graph_.storage(p).banish_pending) try_banish(p);
       });
+    }
+  }
+}
+
+// The storages an allocator places for `op`: its own (non-alias) outputs
+// that are not resident yet, banished ones included (freed right after).
+void Runtime::note_fresh_outputs(const Op& op) {
+  fresh_.clear();
+  for (TensorId u : op.outputs) {
+    const Tensor& ut = graph_.tensor(u);
+    if (!ut.is_alias && !graph_.storage(ut.storage).resident) {
+      fresh_.push_back(ut.storage);
     }
   }
 }
@@ -875,6 +894,7 @@ void Runtime::free_buffer(StorageId s) {
     stats_.memory_bytes -= st.bytes;
     pool_.erase(graph_, s);
     if (executor_) executor_->release_storage(graph_, s);
+    if (observer_) observer_->on_storage_freed(graph_, s, stats_.clock_ns);
     note_memory();
   }
   for (TensorId t : st.tensors) graph_.tensor(t).defined = false;

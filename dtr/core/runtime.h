@@ -214,6 +214,7 @@ class Runtime {
   void evict(StorageId s, bool eager,
              double score = std::numeric_limits<double>::quiet_NaN());
   StorageId choose_victim(std::int64_t min_bytes);
+  void note_fresh_outputs(const Op& op);
   void note_memory() {
     if (observer_)
       observer_->on_memory_changed(stats_.memory_bytes, stats_.clock_ns);
@@ -248,6 +249,7 @@ class Runtime {
   std::vector<Frame> frames_;
   std::vector<TensorId> arena_;  // parents of the frames, see Frame
   std::vector<StorageId> scratch_;
+  std::vector<StorageId> fresh_;          // compute(): outputs made resident
   std::vector<OpId> dead_ops_;            // collect's work list
   std::int64_t total_storage_bytes_ = 0;  // live storages; for the mean size
   std::int64_t total_cost_ns_ = 0;        // recorded live ops (a bound)

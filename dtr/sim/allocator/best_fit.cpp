@@ -1,0 +1,32 @@
+#include "dtr/sim/allocator/best_fit.h"
+
+namespace dtr::sim {
+
+AllocatorModel::Placement BestFitModel::place(std::int64_t bytes) {
+  std::optional<Block> hole = space_.best_fit(bytes);
+  if (!hole) {
+    if (!started_) {
+      space_.add_region(0, bytes);
+      started_ = true;
+    } else {
+      // The top block, if free, becomes part of the grown one.
+      const Block top = space_.last_block(0);
+      space_.grow_region(0, top.free ? bytes - top.size : bytes);
+    }
+    hole = space_.best_fit(bytes);
+  }
+  space_.take(hole->addr, bytes, /*split=*/true);
+  return {hole->addr, hole->addr + bytes <= capacity_};
+}
+
+void BestFitModel::release(std::int64_t addr) {
+  space_.release(addr);
+}
+
+std::int64_t BestFitModel::reserved_bytes() const {
+  if (!started_) return 0;
+  const Block top = space_.last_block(0);
+  return space_.region_end(0) - (top.free ? top.size : 0);
+}
+
+}  // namespace dtr::sim
