@@ -178,9 +178,11 @@ void add_sim_command(CLI::App& app) {
                   "fast-scan (what the index falls back to under churn) or "
                   "check-fast-scan (it and the scan, compared)");
   sub->add_option("--allocator", o->allocator,
-                  "allocator model placing the storages: perfect (default: "
-                  "reserved = live), best-fit or caching (PyTorch's CUDA "
-                  "caching allocator); see docs/allocators.md");
+                  "where storages are placed: perfect (default: reserved = "
+                  "live), best-fit or caching (PyTorch's CUDA caching "
+                  "allocator), which only measure, or arena (one region of "
+                  "the budget, contiguous windows evicted); see "
+                  "docs/allocators.md");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_option("--profile", o->profile,
                   "write a Chrome trace of the run (chrome://tracing, "

@@ -139,8 +139,8 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("--thrash-limit", o->thrash_limit,
                   "give up at this overhead, >= 1 (default 2.0; inf: never)");
   sub->add_option("--allocator", o->allocator,
-                  "allocator model: perfect (default), best-fit or caching; "
-                  "adds the reserved peak to the results (docs/allocators.md)");
+                  "where storages are placed: perfect (default), best-fit, "
+                  "caching or arena; see docs/allocators.md");
   sub->add_option("--threads", o->threads,
                   "worker threads (default: cores); results do not depend "
                   "on it")

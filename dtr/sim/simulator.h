@@ -46,8 +46,9 @@ struct SimConfig {
   /// loop). With `plans` (not owned; e.g. a kRecord run's `captured`), step
   /// k follows plans[k] instead, whatever the mode.
   /// Where storages are placed (allocator_model.h); kPerfect runs no
-  /// model. The others measure the reserved bytes, with the budget as the
-  /// capacity of a real allocator; eviction still follows the live budget.
+  /// model. kBestFit and kCaching measure the reserved bytes, with the
+  /// budget as the capacity of a real allocator, and change no decision;
+  /// kArena places storages in a region of the budget and evicts windows.
   AllocatorKind allocator = AllocatorKind::kPerfect;
   /// Check the allocator model's invariants after every change (tests).
   bool check_allocator = false;

@@ -14,18 +14,20 @@ std::string_view to_string(AllocatorKind kind) {
       return "best-fit";
     case AllocatorKind::kCaching:
       return "caching";
+    case AllocatorKind::kArena:
+      return "arena";
   }
   return "?";
 }
 
 AllocatorKind parse_allocator_kind(std::string_view name) {
   for (AllocatorKind k : {AllocatorKind::kPerfect, AllocatorKind::kBestFit,
-                          AllocatorKind::kCaching}) {
+                          AllocatorKind::kCaching, AllocatorKind::kArena}) {
     if (name == to_string(k)) return k;
   }
   throw InvalidArgument(
       detail::concat("--allocator: unknown allocator model '", name,
-                     "' (expected perfect, best-fit or caching)"));
+                     "' (expected perfect, best-fit, caching or arena)"));
 }
 
 std::unique_ptr<AllocatorModel> make_allocator_model(AllocatorKind kind,
@@ -36,9 +38,11 @@ std::unique_ptr<AllocatorModel> make_allocator_model(AllocatorKind kind,
     case AllocatorKind::kCaching:
       return std::make_unique<CachingModel>(capacity);
     case AllocatorKind::kPerfect:
+    case AllocatorKind::kArena:
       break;
   }
-  throw InvalidArgument("[sim] the perfect allocator has no model");
+  throw InvalidArgument(detail::concat("[sim] allocator '", to_string(kind),
+                                       "' is not an observing model"));
 }
 
 }  // namespace dtr::sim

@@ -24,7 +24,7 @@ void AllocatorTracker::note_reserved() {
 std::int64_t AllocatorTracker::place(std::int64_t bytes,
                                      std::int64_t clock_ns) {
   if (bytes == 0) return kNowhere;
-  const AllocatorModel::Placement p = model_->place(bytes);
+  const AllocatorModel::Spot p = model_->place(bytes);
   live_ += bytes;
   if (!p.within_capacity) {
     if (stats_.failures++ == 0) {

@@ -2,7 +2,15 @@
 
 namespace dtr::sim {
 
-AllocatorModel::Placement BestFitModel::place(std::int64_t bytes) {
+BestFitModel::BestFitModel(std::int64_t capacity, bool fixed)
+    : capacity_(capacity), fixed_(fixed) {
+  if (fixed_ && capacity_ > 0) {
+    space_.add_region(0, capacity_);
+    started_ = true;
+  }
+}
+
+AllocatorModel::Spot BestFitModel::place(std::int64_t bytes) {
   std::optional<Block> hole = space_.best_fit(bytes);
   if (!hole) {
     if (!started_) {
@@ -25,6 +33,7 @@ void BestFitModel::release(std::int64_t addr) {
 
 std::int64_t BestFitModel::reserved_bytes() const {
   if (!started_) return 0;
+  if (fixed_) return space_.region_end(0);
   const Block top = space_.last_block(0);
   return space_.region_end(0) - (top.free ? top.size : 0);
 }

@@ -31,7 +31,7 @@ void CachingModel::release_cached_segments() {
   }
 }
 
-AllocatorModel::Placement CachingModel::place(std::int64_t bytes) {
+AllocatorModel::Spot CachingModel::place(std::int64_t bytes) {
   const std::int64_t size = round_size(bytes);
   BlockSpace& pool = pool_of(size);
   std::optional<Block> block = pool.best_fit(size);

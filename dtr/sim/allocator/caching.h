@@ -30,7 +30,7 @@ class CachingModel : public AllocatorModel {
   static std::int64_t segment_size(std::int64_t rounded);
 
   explicit CachingModel(std::int64_t capacity) : capacity_(capacity) {}
-  Placement place(std::int64_t bytes) override;
+  Spot place(std::int64_t bytes) override;
   void release(std::int64_t addr) override;
   std::int64_t reserved_bytes() const override { return reserved_; }
   void check_invariants() const override;
