@@ -38,6 +38,17 @@ TEST(AllocatorCliTest, SimJsonReportsLiveAndReservedPeaks) {
             caching["live_peak_bytes"].get<std::int64_t>());
 }
 
+TEST(AllocatorCliTest, TheArenaReservesExactlyTheBudget) {
+  testing::TempDir dir;
+  const json arena = sim_json(dir, " --allocator arena");
+  ASSERT_TRUE(arena.is_object());
+  EXPECT_EQ(arena["allocator"], "arena");
+  EXPECT_EQ(arena["reserved_peak_bytes"], arena["budget_bytes"]);
+  EXPECT_EQ(arena["allocator_ooms"], 0);
+  EXPECT_LE(arena["live_peak_bytes"].get<std::int64_t>(),
+            arena["budget_bytes"].get<std::int64_t>());
+}
+
 TEST(AllocatorCliTest, SimTextNamesTheReservedPeak) {
   testing::TempDir dir;
   const testing::CliRun r = run_cli(

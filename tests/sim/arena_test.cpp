@@ -27,15 +27,28 @@ bool resident(const Runtime& rt, TensorId t) {
   return rt.graph().storage(rt.graph().tensor(t).storage).resident;
 }
 
+// A runtime of `budget` bytes whose storages an arena of that size places.
+struct ArenaRuntime {
+  explicit ArenaRuntime(std::int64_t budget)
+      : rt(options(budget), make_heuristic("dtr")), arena(budget, true) {
+    rt.set_placement(&arena);
+  }
+  static RuntimeOptions options(std::int64_t budget) {
+    RuntimeOptions o;
+    o.budget_bytes = budget;
+    return o;
+  }
+  Runtime rt;
+  Arena arena;
+};
+
 // a b c d of 50 bytes fill an arena of 200; c is expensive. A request of
 // 100 needs two adjacent blocks: a+b is the cheapest pair, although the
 // live budget alone would also accept evicting a and d.
 TEST(ArenaTest, EvictsTheCheapestAdjacentWindow) {
-  RuntimeOptions o;
-  o.budget_bytes = 200;
-  Runtime rt(o, make_heuristic("dtr"));
-  Arena arena(200, /*check=*/true);
-  rt.set_placement(&arena);
+  ArenaRuntime run(200);
+  Runtime& rt = run.rt;
+  Arena& arena = run.arena;
   const TensorId a = make(rt, "a", 50, 1);
   const TensorId b = make(rt, "b", 50, 1);
   const TensorId c = make(rt, "c", 50, 1000);
@@ -54,11 +67,8 @@ TEST(ArenaTest, EvictsTheCheapestAdjacentWindow) {
 // Enough free bytes in total, but split in two holes: the arena evicts
 // even though the live budget would not.
 TEST(ArenaTest, EvictsWhenTheFreeBytesAreNotContiguous) {
-  RuntimeOptions o;
-  o.budget_bytes = 300;
-  Runtime rt(o, make_heuristic("dtr"));
-  Arena arena(300, /*check=*/true);
-  rt.set_placement(&arena);
+  ArenaRuntime run(300);
+  Runtime& rt = run.rt;
   const TensorId a = make(rt, "a", 100, 1);
   const TensorId b = make(rt, "b", 100, 1);
   const TensorId c = make(rt, "c", 100, 1);
@@ -71,11 +81,8 @@ TEST(ArenaTest, EvictsWhenTheFreeBytesAreNotContiguous) {
 }
 
 TEST(ArenaTest, NoWindowIsOutOfMemory) {
-  RuntimeOptions o;
-  o.budget_bytes = 100;
-  Runtime rt(o, make_heuristic("dtr"));
-  Arena arena(100, /*check=*/true);
-  rt.set_placement(&arena);
+  ArenaRuntime run(100);
+  Runtime& rt = run.rt;
   const TensorId a = make(rt, "a", 60, 1);
   rt.pin(a);
   EXPECT_THROW(make(rt, "b", 60, 1), OutOfMemory);
