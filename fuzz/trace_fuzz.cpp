@@ -10,6 +10,8 @@
 // one budget, caching at the other) that checks its layout at every
 // change: overlapping or stray blocks, unmerged free neighbours, reserved
 // under live, or live bytes other than the runtime's make simulate throw.
+// Every heuristic also runs in the DTR arena, where a request placed
+// outside the arena or a peak above the budget is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -190,6 +192,29 @@ void run_one(const trace::Program& p, const sim::Baseline& b,
                  " simulate ", sim_peak);
 }
 
+void run_arena(const trace::Program& p, const sim::Baseline& b,
+               const std::string& heuristic) {
+  sim::SimConfig config;
+  config.heuristic = heuristic;
+  config.budget_ratio = 0.5;
+  config.allocator = sim::AllocatorKind::kArena;
+  config.check_allocator = true;
+  sim::SimResult r;
+  try {
+    r = sim::simulate(p, b, config);
+  } catch (const std::exception& e) {
+    fail(detail::concat("simulate threw in the arena (", heuristic,
+                        "): ", e.what()));
+  }
+  DTR_FUZZ_CHECK(r.allocator_ooms == 0, heuristic, ": ", r.allocator_ooms,
+                 " requests placed outside the arena");
+  DTR_FUZZ_CHECK(r.reserved_peak_bytes == r.budget_bytes, heuristic,
+                 ": arena reserved ", r.reserved_peak_bytes, " budget ",
+                 r.budget_bytes);
+  DTR_FUZZ_CHECK(r.peak_bytes <= r.budget_bytes, heuristic, ": peak ",
+                 r.peak_bytes, " budget ", r.budget_bytes);
+}
+
 }  // namespace
 }  // namespace dtr::fuzz
 
@@ -233,6 +258,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                       {h, policy, ratio, ratio < 0.5, allocator});
       }
     }
+  }
+  for (const std::string& h : heuristic_names()) {
+    fuzz::run_arena(program, baseline, h);
   }
   return 0;
 }
