@@ -191,7 +191,9 @@ void Runtime::make_room(std::int64_t bytes) {
 
 // Evicts the window of adjacent blocks the placement finds cheapest, each
 // storage costing its score times its size (for the cost-density
-// heuristics, its recomputation cost over its staleness); false if none.
+// heuristics, its recomputation cost over its staleness); false if none,
+// or if it holds nothing to evict (a hole the budget cannot afford: an
+// arena larger than the budget).
 bool Runtime::evict_window(std::int64_t bytes) {
   ++stats_.eviction_searches;
   const std::int64_t now = stats_.clock_ns;
@@ -206,7 +208,7 @@ bool Runtime::evict_window(std::int64_t bytes) {
   const WallClock::time_point start = WallClock::now();
   const bool found = placement_->choose_window(graph_, bytes, cost, window_);
   stats_.choose_wall_ns += wall_ns_since(start);
-  if (!found) return false;
+  if (!found || window_.empty()) return false;
   for (StorageId s : window_) {
     evict(s, /*eager=*/false);
     if (staging_) staging_->on_victim(s, /*planned=*/false);

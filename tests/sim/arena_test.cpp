@@ -88,6 +88,19 @@ TEST(ArenaTest, NoWindowIsOutOfMemory) {
   EXPECT_THROW(make(rt, "b", 60, 1), OutOfMemory);
 }
 
+// Only windows make room: an arena larger than the budget can offer a free
+// hole the budget cannot afford, and then the run is out of memory rather
+// than looping.
+TEST(ArenaTest, AWindowWithNothingToEvictIsOutOfMemory) {
+  RuntimeOptions o;
+  o.budget_bytes = 100;
+  Runtime rt(o, make_heuristic("dtr"));
+  Arena arena(200, /*check=*/true);
+  rt.set_placement(&arena);
+  make(rt, "a", 60, 1);
+  EXPECT_THROW(make(rt, "b", 60, 1), OutOfMemory);
+}
+
 // The property harness with an arena: outputs keep their values, the
 // layout stays valid at every change, and nothing leaves the arena.
 TEST(ArenaTest, RandomProgramsKeepTheInvariants) {
