@@ -6,6 +6,12 @@
 // a peak above the budget of a successful run, accounting that differs
 // from the resident storages' bytes at any step, or a fast-scan victim that
 // is not the reference scan's (the checked replay) is a finding (abort).
+// Each run also places its storages with an allocator model (best-fit at
+// one budget, caching at the other) that checks its layout at every
+// change: overlapping or stray blocks, unmerged free neighbours, reserved
+// under live, or live bytes other than the runtime's make simulate throw.
+// Every heuristic also runs in the DTR arena, where a request placed
+// outside the arena or a peak above the budget is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -54,6 +60,7 @@ struct RunConfig {
   DeallocPolicy policy;
   double ratio;
   bool prototype;  // sample_sqrt + ignore_small
+  sim::AllocatorKind allocator;
 };
 
 // After every step of the checked replay (not coverage: see
@@ -160,6 +167,8 @@ void run_one(const trace::Program& p, const sim::Baseline& b,
   config.budget_ratio = c.ratio;
   config.sample_sqrt = c.prototype;
   config.ignore_small = c.prototype;
+  config.allocator = c.allocator;
+  config.check_allocator = true;
   sim::SimResult r;
   try {
     r = sim::simulate(p, b, config);
@@ -181,6 +190,29 @@ void run_one(const trace::Program& p, const sim::Baseline& b,
   std::int64_t sim_peak = r.status == sim::SimStatus::kOk ? r.peak_bytes : -1;
   DTR_FUZZ_CHECK(peak == sim_peak, where, ": checked replay peak ", peak,
                  " simulate ", sim_peak);
+}
+
+void run_arena(const trace::Program& p, const sim::Baseline& b,
+               const std::string& heuristic) {
+  sim::SimConfig config;
+  config.heuristic = heuristic;
+  config.budget_ratio = 0.5;
+  config.allocator = sim::AllocatorKind::kArena;
+  config.check_allocator = true;
+  sim::SimResult r;
+  try {
+    r = sim::simulate(p, b, config);
+  } catch (const std::exception& e) {
+    fail(detail::concat("simulate threw in the arena (", heuristic,
+                        "): ", e.what()));
+  }
+  DTR_FUZZ_CHECK(r.allocator_ooms == 0, heuristic, ": ", r.allocator_ooms,
+                 " requests placed outside the arena");
+  DTR_FUZZ_CHECK(r.reserved_peak_bytes == r.budget_bytes, heuristic,
+                 ": arena reserved ", r.reserved_peak_bytes, " budget ",
+                 r.budget_bytes);
+  DTR_FUZZ_CHECK(r.peak_bytes <= r.budget_bytes, heuristic, ": peak ",
+                 r.peak_bytes, " budget ", r.budget_bytes);
 }
 
 }  // namespace
@@ -219,9 +251,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
       for (DeallocPolicy policy :
            {DeallocPolicy::kEager, DeallocPolicy::kIgnore,
             DeallocPolicy::kBanish}) {
-        fuzz::run_one(program, baseline, {h, policy, ratio, ratio < 0.5});
+        const sim::AllocatorKind allocator = ratio < 0.5
+                                                 ? sim::AllocatorKind::kCaching
+                                                 : sim::AllocatorKind::kBestFit;
+        fuzz::run_one(program, baseline,
+                      {h, policy, ratio, ratio < 0.5, allocator});
       }
     }
+  }
+  for (const std::string& h : heuristic_names()) {
+    fuzz::run_arena(program, baseline, h);
   }
   return 0;
 }

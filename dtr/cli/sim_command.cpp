@@ -36,7 +36,33 @@ struct SimOptions {
   bool json = false;
   std::string profile;  ///< Chrome trace of the run, timed by its clock
   bool stage = false;
+  std::string allocator = "perfect";
 };
+
+// What the allocator model measured; nothing under the perfect one.
+void print_allocator(const sim::SimResult& r) {
+  if (r.allocator == sim::AllocatorKind::kPerfect) return;
+  std::printf(
+      "allocator %s: reserved peak %lld bytes (%.3f x live peak, %.3f x "
+      "budget), fragmentation %.3f\n",
+      std::string(sim::to_string(r.allocator)).c_str(),
+      (long long)r.reserved_peak_bytes,
+      r.peak_bytes > 0 ? double(r.reserved_peak_bytes) / double(r.peak_bytes)
+                       : 0.0,
+      r.budget_bytes > 0
+          ? double(r.reserved_peak_bytes) / double(r.budget_bytes)
+          : 0.0,
+      r.fragmentation);
+  if (r.allocator_ooms == 0) {
+    std::printf("every request fits an allocator of the budget's size\n");
+  } else {
+    std::printf(
+        "%llu requests would not fit an allocator of the budget's size "
+        "(the first at clock %lld ns of %lld)\n",
+        (unsigned long long)r.allocator_ooms,
+        (long long)r.first_allocator_oom_ns, (long long)r.final_clock_ns);
+  }
+}
 
 void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
                   const sim::SimResult& r) {
@@ -56,6 +82,7 @@ void print_result(const sim::NamedProgram& p, const sim::Baseline& baseline,
       (long long)r.peak_bytes, (unsigned long long)r.evictions,
       (unsigned long long)r.eager_evictions, (unsigned long long)r.remats,
       r.sim_wall_ns / 1e6, r.choose_wall_ns / 1e6);
+  print_allocator(r);
   if (!r.message.empty()) std::printf("%s\n", r.message.c_str());
 }
 
@@ -73,6 +100,7 @@ void run_sim(const SimOptions& o) {
   config.ignore_small = o.ignore_small;
   config.seed = o.seed;
   config.choice = parse_choice_mode(o.choice);
+  config.allocator = sim::parse_allocator_kind(o.allocator);
   if (!o.profile.empty()) {
     trace::refuse_overwriting_inputs(o.profile, {o.trace}, "--profile");
   }
@@ -149,6 +177,12 @@ void add_sim_command(CLI::App& app) {
                   "check (both; an internal error if they differ), "
                   "fast-scan (what the index falls back to under churn) or "
                   "check-fast-scan (it and the scan, compared)");
+  sub->add_option("--allocator", o->allocator,
+                  "where storages are placed: perfect (default: reserved = "
+                  "live), best-fit or caching (PyTorch's CUDA caching "
+                  "allocator), which only measure, or arena (one region of "
+                  "the budget, contiguous windows evicted); see "
+                  "docs/allocators.md");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_option("--profile", o->profile,
                   "write a Chrome trace of the run (chrome://tracing, "

@@ -29,24 +29,29 @@ struct SweepOptions {
   std::string out = "out/sweep";
   bool no_plots = false;
   bool quiet = false;
+  std::string allocator = "perfect";
 };
 
 // The summary a person reads first: per trace and heuristic, the lowest
-// budget that still trained and its overhead.
+// budget that still trained and its overhead; with an allocator model,
+// also the lowest at which a real allocator of the budget's size held
+// every request.
 void print_summary(const sim::SweepOutput& out,
-                   const std::vector<std::string>& heuristics) {
+                   const std::vector<std::string>& heuristics,
+                   bool must_place) {
   std::map<std::string, std::map<std::string, const sim::SimResult*>> best;
   std::vector<std::string> traces;
   for (const auto& c : out.cells) {
     if (!best.count(c.trace)) traces.push_back(c.trace);
     auto& slot = best[c.trace][c.result.heuristic];
-    if (c.result.status == sim::SimStatus::kOk &&
+    const bool placed = !must_place || c.result.allocator_ooms == 0;
+    if (c.result.status == sim::SimStatus::kOk && placed &&
         (!slot || c.result.budget_ratio < slot->budget_ratio)) {
       slot = &c.result;
     }
   }
-  std::printf("\nlowest budget ratio that trains (overhead there)\n%-28s",
-              "trace");
+  std::printf("\nlowest budget ratio that trains%s (overhead there)\n%-28s",
+              must_place ? " within an allocator of the budget" : "", "trace");
   for (const auto& h : heuristics) std::printf(" %16s", h.c_str());
   std::printf("\n");
   for (const auto& t : traces) {
@@ -70,6 +75,7 @@ void run(const SweepOptions& o) {
   request.heuristics = parse_heuristic_list(o.heuristics);
   request.policy = parse_dealloc_policy(o.policy);
   request.thrash_limit = o.thrash_limit;
+  request.allocator = sim::parse_allocator_kind(o.allocator);
   request.threads = o.threads.value_or(sim::default_threads());
   // Checked before anything runs: a typo costs no sweep.
   const std::vector<std::string> planners =
@@ -93,7 +99,10 @@ void run(const SweepOptions& o) {
   // Written before anything is printed: a failure is then the only output.
   report::SweepFiles written;
   if (!o.out.empty()) written = report::write_sweep(out, o.out, !o.no_plots);
-  print_summary(out, columns);
+  print_summary(out, columns, /*must_place=*/false);
+  if (request.allocator != sim::AllocatorKind::kPerfect) {
+    print_summary(out, columns, /*must_place=*/true);
+  }
   if (o.out.empty()) return;
   for (const auto& w : written.warnings) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -129,6 +138,9 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("--policy", o->policy, "eager, ignore or banish");
   sub->add_option("--thrash-limit", o->thrash_limit,
                   "give up at this overhead, >= 1 (default 2.0; inf: never)");
+  sub->add_option("--allocator", o->allocator,
+                  "where storages are placed: perfect (default), best-fit, "
+                  "caching or arena; see docs/allocators.md");
   sub->add_option("--threads", o->threads,
                   "worker threads (default: cores); results do not depend "
                   "on it")

@@ -54,6 +54,7 @@ sim::SimResult as_sim_result(const plan::PlanResult& p, double ratio,
                      ? double(p.compute_ns) / double(baseline_cost_ns)
                      : 1.0;
     r.peak_bytes = p.peak_bytes;
+    r.reserved_peak_bytes = p.peak_bytes;  // planners assume a perfect one
   }
   r.sim_wall_ns = static_cast<std::int64_t>(p.solve_s * 1e9);
   return r;

@@ -21,6 +21,7 @@
 /// (`completed` false), so spans always balance. Hooks must not call back
 /// into the Runtime, and must not throw.
 #include <cstdint>
+#include <span>
 
 #include "dtr/core/graph.h"
 
@@ -31,7 +32,8 @@ struct EvictionEvent {
   StorageId storage = kNoId;
   std::int64_t bytes = 0;
   /// The heuristic's score of the victim when it was chosen; NaN for an
-  /// eager eviction (its last handle dropped: no choice was made).
+  /// eager eviction (its last handle dropped: no choice was made) and for
+  /// an observer that wants no scores.
   double score = 0;
   bool eager = false;
   std::int64_t clock_ns = 0;
@@ -51,9 +53,24 @@ class RuntimeObserver {
                                std::int64_t /*clock_ns*/) {}
   virtual void on_replay_end(const Graph& /*graph*/, TensorId /*t*/,
                              bool /*completed*/, std::int64_t /*clock_ns*/) {}
+  /// Whether on_evicted needs the victim's score: scoring it again costs
+  /// metadata accesses (stats a run reports), so an observer that ignores
+  /// scores says no and gets NaN.
+  virtual bool wants_scores() const { return true; }
   /// A resident storage was evicted (its bytes are already subtracted).
   virtual void on_evicted(const Graph& /*graph*/,
                           const EvictionEvent& /*event*/) {}
+  /// An operator (computed or replayed) wrote its outputs: the storages in
+  /// `fresh` became resident, and `duplicate_bytes` went to outputs that
+  /// already were (dropped again at once, after this hook). Sent before
+  /// on_memory_changed, so an allocator model places them first.
+  virtual void on_outputs_written(const Graph& /*graph*/,
+                                  std::span<const StorageId> /*fresh*/,
+                                  std::int64_t /*duplicate_bytes*/,
+                                  std::int64_t /*clock_ns*/) {}
+  /// Resident storage `s` left memory, evicted or freed for good.
+  virtual void on_storage_freed(const Graph& /*graph*/, StorageId /*s*/,
+                                std::int64_t /*clock_ns*/) {}
   /// Resident bytes (stats().memory_bytes) changed to `bytes`.
   virtual void on_memory_changed(std::int64_t /*bytes*/,
                                  std::int64_t /*clock_ns*/) {}

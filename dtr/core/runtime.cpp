@@ -132,10 +132,12 @@ void Runtime::evict(StorageId s, bool eager, double score) {
   pool_.erase(graph_, s);
   for (TensorId t : st.tensors) graph_.tensor(t).defined = false;
   if (executor_) executor_->release_storage(graph_, s);
+  if (placement_) placement_->on_storage_freed(graph_, s);
   heuristic_->on_evicted(graph_, s);
   ++(eager ? stats_.eager_evictions : stats_.evictions);
   if (observer_) {
     observer_->on_evicted(graph_, {s, st.bytes, score, eager, stats_.clock_ns});
+    observer_->on_storage_freed(graph_, s, stats_.clock_ns);
     note_memory();
   }
 }
@@ -146,9 +148,14 @@ bool Runtime::fits(std::int64_t bytes) const {
   return bytes <= options_.budget_bytes - stats_.memory_bytes;
 }
 
+// Within the budget and, in an arena, with a hole for it.
+bool Runtime::room_for(std::int64_t bytes) const {
+  return fits(bytes) && (placement_ == nullptr || placement_->fits(bytes));
+}
+
 void Runtime::make_room(std::int64_t bytes) {
   DTR_CHECK(bytes >= 0, "[runtime] make_room: negative size ", bytes);
-  if (fits(bytes)) return;
+  if (room_for(bytes)) return;
   // Reported if we run out: what could be evicted when the request began.
   const std::int64_t evictable_at_start = pool_.bytes();
   std::int64_t min_bytes = 0;
@@ -157,21 +164,56 @@ void Runtime::make_room(std::int64_t bytes) {
                 static_cast<std::int64_t>(graph_.live_storage_count()) / 100;
   }
   if (staging_) evict_planned(bytes);  // runtime_staging.cpp
-  while (!fits(bytes)) {
-    if (pool_.empty()) {
-      if (staging_) staging_->on_room_ran_out();
-      throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
-                        stats_.memory_bytes);
+  const auto run_out = [&] {
+    if (staging_) staging_->on_room_ran_out();
+    throw OutOfMemory(bytes, evictable_at_start, options_.budget_bytes,
+                      stats_.memory_bytes);
+  };
+  while (!room_for(bytes)) {
+    if (placement_ != nullptr) {
+      // An arena no larger than the budget: a hole of `bytes` in it is also
+      // room within the budget, so one window is enough.
+      if (!evict_window(bytes)) run_out();
+      continue;
     }
+    if (pool_.empty()) run_out();
     const StorageId victim = choose_victim(min_bytes);
     // Scored again only for a profile (the heuristic returns no score);
     // scores are pure functions of the state, so this changes no choice.
     const double score =
-        observer_ ? heuristic_->score(graph_, victim, stats_.clock_ns)
-                  : std::numeric_limits<double>::quiet_NaN();
+        observer_ && observer_->wants_scores()
+            ? heuristic_->score(graph_, victim, stats_.clock_ns)
+            : std::numeric_limits<double>::quiet_NaN();
     evict(victim, /*eager=*/false, score);
     if (staging_) staging_->on_victim(victim, /*planned=*/false);
   }
+}
+
+// Evicts the window of adjacent blocks the placement finds cheapest, each
+// storage costing its score times its size (for the cost-density
+// heuristics, its recomputation cost over its staleness); false if none,
+// or if it holds nothing to evict (a hole the budget cannot afford: an
+// arena larger than the budget).
+bool Runtime::evict_window(std::int64_t bytes) {
+  ++stats_.eviction_searches;
+  const std::int64_t now = stats_.clock_ns;
+  const auto cost = [this, now](StorageId s) {
+    if (!pool_.contains(graph_, s)) {
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    return heuristic_->score(graph_, s, now) *
+           static_cast<double>(graph_.storage(s).bytes);
+  };
+  window_.clear();
+  const WallClock::time_point start = WallClock::now();
+  const bool found = placement_->choose_window(graph_, bytes, cost, window_);
+  stats_.choose_wall_ns += wall_ns_since(start);
+  if (!found || window_.empty()) return false;
+  for (StorageId s : window_) {
+    evict(s, /*eager=*/false);
+    if (staging_) staging_->on_victim(s, /*planned=*/false);
+  }
+  return true;
 }
 
 // Timed: the wall time spent choosing is one of the two costs the paper
@@ -388,6 +430,7 @@ void Runtime::compute(TensorId t, bool remat) {
     note_storage(u);
   }
   note_storage(t);
+  if (observer_ || placement_) note_fresh_outputs(op);
 
   stats_.clock_ns = clock;
   stats_.memory_bytes += op.total_bytes;
@@ -403,6 +446,13 @@ void Runtime::compute(TensorId t, bool remat) {
     ut.defined = true;
     graph_.storage(ut.storage).resident = true;
     graph_.storage(ut.storage).computed = true;
+  }
+  if (placement_) {
+    placement_->on_outputs_written(graph_, fresh_, duplicate_bytes);
+  }
+  if (observer_) {
+    observer_->on_outputs_written(graph_, fresh_, duplicate_bytes,
+                                  stats_.clock_ns);
   }
   stats_.memory_bytes -= duplicate_bytes;
   drop_banished_outputs(op);
@@ -421,6 +471,18 @@ void Runtime::compute(TensorId t, bool remat) {
       graph_.for_each_parent_storage(s, [&](StorageId p) {
         if (p != s && graph_.storage(p).banish_pending) try_banish(p);
       });
+    }
+  }
+}
+
+// The storages an allocator places for `op`: its own (non-alias) outputs
+// that are not resident yet, banished ones included (freed right after).
+void Runtime::note_fresh_outputs(const Op& op) {
+  fresh_.clear();
+  for (TensorId u : op.outputs) {
+    const Tensor& ut = graph_.tensor(u);
+    if (!ut.is_alias && !graph_.storage(ut.storage).resident) {
+      fresh_.push_back(ut.storage);
     }
   }
 }
@@ -875,6 +937,8 @@ void Runtime::free_buffer(StorageId s) {
     stats_.memory_bytes -= st.bytes;
     pool_.erase(graph_, s);
     if (executor_) executor_->release_storage(graph_, s);
+    if (placement_) placement_->on_storage_freed(graph_, s);
+    if (observer_) observer_->on_storage_freed(graph_, s, stats_.clock_ns);
     note_memory();
   }
   for (TensorId t : st.tensors) graph_.tensor(t).defined = false;

@@ -30,6 +30,7 @@
 #include "dtr/core/heuristic.h"
 #include "dtr/core/limits.h"
 #include "dtr/core/observer.h"
+#include "dtr/core/placement.h"
 #include "dtr/core/staging.h"
 #include "dtr/core/stats.h"
 
@@ -174,6 +175,9 @@ class Runtime {
   /// between calls, not from inside one, or its spans will not balance.
   void set_observer(RuntimeObserver* observer) { observer_ = observer; }
   RuntimeObserver* observer() const { return observer_; }
+  /// Places storages in an arena (placement.h; not owned, nullptr: none,
+  /// the budget alone decides). Set it before the first call.
+  void set_placement(Placement* placement) { placement_ = placement; }
   const RuntimeOptions& options() const { return options_; }
   const Graph& graph() const { return graph_; }
   const RuntimeStats& stats() const { return stats_; }
@@ -214,11 +218,14 @@ class Runtime {
   void evict(StorageId s, bool eager,
              double score = std::numeric_limits<double>::quiet_NaN());
   StorageId choose_victim(std::int64_t min_bytes);
+  void note_fresh_outputs(const Op& op);
   void note_memory() {
     if (observer_)
       observer_->on_memory_changed(stats_.memory_bytes, stats_.clock_ns);
   }
   void evict_planned(std::int64_t bytes);
+  bool room_for(std::int64_t bytes) const;
+  bool evict_window(std::int64_t bytes);
   void pool_insert(StorageId s);
   void touch(StorageId s);  // last access := now
   void lock(StorageId s);
@@ -241,6 +248,7 @@ class Runtime {
   std::unique_ptr<Heuristic> heuristic_;
   Executor* executor_;
   RuntimeObserver* observer_ = nullptr;
+  Placement* placement_ = nullptr;
   Graph graph_;
   EvictionPool pool_;
   RuntimeStats stats_;
@@ -248,6 +256,8 @@ class Runtime {
   std::vector<Frame> frames_;
   std::vector<TensorId> arena_;  // parents of the frames, see Frame
   std::vector<StorageId> scratch_;
+  std::vector<StorageId> fresh_;          // compute(): outputs made resident
+  std::vector<StorageId> window_;         // evict_window's victims
   std::vector<OpId> dead_ops_;            // collect's work list
   std::int64_t total_storage_bytes_ = 0;  // live storages; for the mean size
   std::int64_t total_cost_ns_ = 0;        // recorded live ops (a bound)

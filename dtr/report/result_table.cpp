@@ -29,7 +29,13 @@ const std::vector<std::string>& result_columns() {
                                                    "status",
                                                    "trace_ops",
                                                    "sim_wall_ns",
-                                                   "chosen"};
+                                                   "chosen",
+                                                   "allocator",
+                                                   "live_peak_bytes",
+                                                   "reserved_peak_bytes",
+                                                   "fragmentation",
+                                                   "allocator_ooms",
+                                                   "first_allocator_oom_ns"};
   return columns;
 }
 
@@ -58,6 +64,12 @@ nlohmann::json result_to_json(const std::string& trace,
   j["trace_ops"] = r.trace_ops;
   j["sim_wall_ns"] = r.sim_wall_ns;
   j["chosen"] = r.chosen;  // auto's pick; empty for a fixed heuristic
+  j["allocator"] = std::string(sim::to_string(r.allocator));
+  j["live_peak_bytes"] = r.peak_bytes;  // peak_bytes, named beside reserved
+  j["reserved_peak_bytes"] = r.reserved_peak_bytes;
+  j["fragmentation"] = r.fragmentation;
+  j["allocator_ooms"] = r.allocator_ooms;
+  j["first_allocator_oom_ns"] = r.first_allocator_oom_ns;
   if (!r.message.empty()) j["message"] = dtr::trace::valid_utf8(r.message);
   return nlohmann::json::parse(j.dump());
 }
@@ -88,7 +100,10 @@ std::string result_to_csv_row(const std::string& trace,
     << r.remat_compute_ns << ',' << r.overhead << ',' << r.peak_bytes << ','
     << r.evictions << ',' << r.eager_evictions << ',' << r.banishments << ','
     << r.remats << ',' << r.metadata_accesses << ',' << to_string(r.status)
-    << ',' << r.trace_ops << ',' << r.sim_wall_ns << ',' << r.chosen;
+    << ',' << r.trace_ops << ',' << r.sim_wall_ns << ',' << r.chosen << ','
+    << sim::to_string(r.allocator) << ',' << r.peak_bytes << ','
+    << r.reserved_peak_bytes << ',' << r.fragmentation << ','
+    << r.allocator_ooms << ',' << r.first_allocator_oom_ns;
   return o.str();
 }
 

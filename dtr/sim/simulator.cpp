@@ -7,6 +7,8 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/runtime.h"
+#include "dtr/sim/allocator/allocator_tracker.h"
+#include "dtr/sim/allocator/arena.h"
 #include "dtr/sim/auto_choice.h"
 #include "dtr/sim/dead_values.h"
 
@@ -112,6 +114,33 @@ void replay(const trace::Program& program, Runtime& rt, bool forget) {
   }
 }
 
+// The reserved figures of a run; with no model, those of a perfect one.
+void note_allocator(const AllocatorTracker* tracker, SimResult& r) {
+  if (tracker == nullptr) {
+    r.reserved_peak_bytes = r.peak_bytes;
+    return;
+  }
+  const AllocatorStats& a = tracker->stats();
+  r.reserved_peak_bytes = a.reserved_peak_bytes;
+  r.fragmentation = a.reserved_peak_bytes > 0
+                        ? 1.0 - double(a.live_at_reserved_peak) /
+                                    double(a.reserved_peak_bytes)
+                        : 0.0;
+  r.allocator_ooms = a.failures;
+  r.first_allocator_oom_ns = a.first_failure_clock_ns;
+}
+
+// The arena reserves the budget throughout; its fragmentation is the share
+// of it that the live peak left unused.
+void note_arena(const Arena& arena, SimResult& r) {
+  r.reserved_peak_bytes = arena.reserved_peak_bytes();
+  r.fragmentation =
+      r.reserved_peak_bytes > 0
+          ? 1.0 - double(r.peak_bytes) / double(r.reserved_peak_bytes)
+          : 0.0;
+  r.allocator_ooms = arena.failures();
+}
+
 }  // namespace
 
 Baseline compute_baseline(const trace::Program& program) {
@@ -136,6 +165,7 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   SimResult r;
   r.heuristic = config.heuristic;
   r.policy = config.policy;
+  r.allocator = config.allocator;
   r.baseline = baseline;
   r.trace_ops = program.trace_ops();
   if (config.budget_ratio) {
@@ -168,7 +198,17 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   auto heuristic = make_heuristic(config.heuristic, config.seed);
   heuristic->set_choice_mode(config.choice);
   Runtime rt(options, std::move(heuristic));
+  std::optional<AllocatorTracker> tracker;
+  std::optional<Arena> arena;
   rt.set_observer(config.observer);
+  if (config.allocator == AllocatorKind::kArena) {
+    arena.emplace(r.budget_bytes, config.check_allocator);
+    rt.set_placement(&*arena);
+  } else if (config.allocator != AllocatorKind::kPerfect) {
+    tracker.emplace(make_allocator_model(config.allocator, r.budget_bytes),
+                    config.observer, config.check_allocator);
+    rt.set_observer(&*tracker);
+  }
   if (config.stage != SimConfig::StageMode::kOff || config.plans) {
     rt.enable_staging();
     rt.staging()->keep_records(true);
@@ -198,6 +238,11 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
                          double(s.model_compute_ns)
                    : 1.0;
   r.peak_bytes = s.peak_bytes;
+  if (arena) {
+    note_arena(*arena, r);
+  } else {
+    note_allocator(tracker ? &*tracker : nullptr, r);
+  }
   r.evictions = s.evictions;
   r.eager_evictions = s.eager_evictions;
   r.banishments = s.banishments;

@@ -12,6 +12,7 @@
 #include "dtr/core/heuristic.h"
 #include "dtr/core/observer.h"
 #include "dtr/core/staging.h"
+#include "dtr/sim/allocator/allocator_model.h"
 #include "dtr/trace/program.h"
 
 namespace dtr::sim {
@@ -44,6 +45,13 @@ struct SimConfig {
   /// replays the previous step's evictions while it matches (a training
   /// loop). With `plans` (not owned; e.g. a kRecord run's `captured`), step
   /// k follows plans[k] instead, whatever the mode.
+  /// Where storages are placed (allocator_model.h); kPerfect runs no
+  /// model. kBestFit and kCaching measure the reserved bytes, with the
+  /// budget as the capacity of a real allocator, and change no decision;
+  /// kArena places storages in a region of the budget and evicts windows.
+  AllocatorKind allocator = AllocatorKind::kPerfect;
+  /// Check the allocator model's invariants after every change (tests).
+  bool check_allocator = false;
   enum class StageMode { kOff, kRecord, kLoop };
   StageMode stage = StageMode::kOff;
   const std::vector<StepPlan>* plans = nullptr;
@@ -63,8 +71,20 @@ struct SimResult {
   Baseline baseline;
   std::int64_t model_compute_ns = 0;
   std::int64_t remat_compute_ns = 0;
-  double overhead = 0;  ///< (model + remat) / model
-  std::int64_t peak_bytes = 0;
+  double overhead = 0;          ///< (model + remat) / model
+  std::int64_t peak_bytes = 0;  ///< live: resident bytes
+  AllocatorKind allocator = AllocatorKind::kPerfect;
+  /// Peak bytes the allocator model held (segments, heap extent); equals
+  /// peak_bytes under kPerfect.
+  std::int64_t reserved_peak_bytes = 0;
+  /// 1 - live / reserved at the reserved peak: the share of the reserved
+  /// memory that held no live storage then (0 under kPerfect).
+  double fragmentation = 0;
+  /// Requests an allocator with exactly the budget could not have placed
+  /// (live-budget DTR would have run out of memory there), and the clock
+  /// of the first (-1: none).
+  std::uint64_t allocator_ooms = 0;
+  std::int64_t first_allocator_oom_ns = -1;
   std::uint64_t evictions = 0;  ///< chosen by the heuristic
   std::uint64_t eager_evictions = 0;
   std::uint64_t banishments = 0;

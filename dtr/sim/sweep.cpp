@@ -74,6 +74,7 @@ SweepOutput run_sweep(const SweepRequest& request,
     config.policy = request.policy;
     config.budget_ratio = t.ratio;
     config.thrash_limit = request.thrash_limit;
+    config.allocator = request.allocator;
     const SweepProgram& p = out.programs[t.program];
     SweepCell cell{p.name, simulate(p.program, p.baseline, config)};
     std::lock_guard<std::mutex> lock(mutex);

@@ -16,6 +16,7 @@ struct SweepRequest {
   std::vector<std::string> heuristics;
   DeallocPolicy policy = DeallocPolicy::kEager;
   double thrash_limit = 2.0;
+  AllocatorKind allocator = AllocatorKind::kPerfect;
   int threads = 1;  ///< >= 1
 };
 

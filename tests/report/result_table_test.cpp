@@ -75,6 +75,11 @@ sim::SimResult distinct_result() {
   r.trace_ops = 43;
   r.sim_wall_ns = 47;
   r.chosen = "msps";
+  r.allocator = sim::AllocatorKind::kCaching;
+  r.reserved_peak_bytes = 53;
+  r.fragmentation = 0.5;
+  r.allocator_ooms = 59;
+  r.first_allocator_oom_ns = 61;
   r.message = "gave up, at \"limit\"\nsecond line";
   return r;
 }
@@ -103,6 +108,12 @@ const std::map<std::string, std::string> kDistinctColumns = {
     {"trace_ops", "43"},
     {"sim_wall_ns", "47"},
     {"chosen", "msps"},
+    {"allocator", "caching"},
+    {"live_peak_bytes", "23"},  // peak_bytes again, named beside reserved
+    {"reserved_peak_bytes", "53"},
+    {"fragmentation", "0.5"},
+    {"allocator_ooms", "59"},
+    {"first_allocator_oom_ns", "61"},
 };
 
 std::map<std::string, std::string> row_by_column(const std::string& row) {

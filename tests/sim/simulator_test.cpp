@@ -18,6 +18,7 @@
 #include "dtr/sim/program_source.h"
 #include "dtr/trace/trace_reader.h"
 #include "dtr/trace/trace_writer.h"
+#include "support/same_result.h"
 #include "support/small_traces.h"
 
 namespace dtr::sim {
@@ -53,25 +54,7 @@ SimConfig bytes_config(std::int64_t bytes, std::string heuristic = "dtr") {
 const std::vector<DeallocPolicy> kPolicies = {
     DeallocPolicy::kEager, DeallocPolicy::kIgnore, DeallocPolicy::kBanish};
 
-// Everything a run reports except its wall time.
-void expect_same_result(const SimResult& a, const SimResult& b) {
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.heuristic, b.heuristic);
-  EXPECT_EQ(a.policy, b.policy);
-  EXPECT_EQ(a.budget_ratio, b.budget_ratio);
-  EXPECT_EQ(a.budget_bytes, b.budget_bytes);
-  EXPECT_EQ(a.model_compute_ns, b.model_compute_ns);
-  EXPECT_EQ(a.remat_compute_ns, b.remat_compute_ns);
-  EXPECT_EQ(a.overhead, b.overhead);
-  EXPECT_EQ(a.peak_bytes, b.peak_bytes);
-  EXPECT_EQ(a.evictions, b.evictions);
-  EXPECT_EQ(a.eager_evictions, b.eager_evictions);
-  EXPECT_EQ(a.banishments, b.banishments);
-  EXPECT_EQ(a.remats, b.remats);
-  EXPECT_EQ(a.metadata_accesses, b.metadata_accesses);
-  EXPECT_EQ(a.trace_ops, b.trace_ops);
-  EXPECT_EQ(a.message, b.message);
-}
+using testing::expect_same_result;
 
 // ---------------------------------------------------------------------------
 // Baseline

@@ -59,15 +59,21 @@ inline bool apply_instr(Runtime& rt, CheckedExecutor& ex, const Instr& ins,
 /// and retries the instruction (checking that the runtime is still usable).
 /// By default every victim search runs both the index and the scan and
 /// throws dtr::InternalError if they differ (ChoiceMode::kCheck).
+/// `observer` (not owned), if any, watches the run; `placement` (not
+/// owned), if any, places its storages.
 inline CheckedOutcome run_checked(const RandomProgram& p,
                                   const RuntimeOptions& options,
                                   const std::string& heuristic,
                                   bool recover_from_oom = false,
-                                  ChoiceMode choice = ChoiceMode::kCheck) {
+                                  ChoiceMode choice = ChoiceMode::kCheck,
+                                  RuntimeObserver* observer = nullptr,
+                                  Placement* placement = nullptr) {
   CheckedExecutor ex;
   auto h = make_heuristic(heuristic, options.seed);
   h->set_choice_mode(choice);
   Runtime rt(options, std::move(h), &ex);
+  rt.set_observer(observer);
+  rt.set_placement(placement);
   std::vector<TensorId> tensor(p.value_count, kNoId);
   CheckedOutcome out;
   auto check = [&] {
