@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dtr/plan/schedule.h"
+#include "dtr/plan/stage_plan.h"
 #include "dtr/plan/static_graph.h"
 
 namespace dtr::plan {
@@ -31,6 +32,12 @@ enum class PlanStatus : std::uint8_t {
 };
 std::string_view to_string(PlanStatus status);
 
+/// A plan found elsewhere, e.g. an online DTR run (run_recording.h).
+struct NamedPlan {
+  std::string name;  ///< where it comes from, for messages
+  StagePlan plan;
+};
+
 struct PlanConfig {
   std::string planner = "milp";
   std::int64_t budget_bytes = 0;  ///< constants included
@@ -38,6 +45,10 @@ struct PlanConfig {
   /// start, building the model and the solve); the checks of a schedule
   /// found in time come after it. The other planners have no limit.
   double time_limit_s = 60;
+  /// milp: plans to start from besides the fixed-rule ones; the cheapest
+  /// that fits is CBC's start, and the MILP never returns a schedule that
+  /// costs more than it (not owned; may be null).
+  const std::vector<NamedPlan>* starts = nullptr;
 };
 
 struct PlanResult {
