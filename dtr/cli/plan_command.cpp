@@ -137,12 +137,13 @@ std::vector<Row> simulate_heuristics(const trace::Program& program,
   return rows;
 }
 
-// The largest proven lower bound on compute among the planners' rows (a
-// bound on every schedule in the static model at this budget); 0: none.
+// The MILP's proven lower bound on compute (0: none): it bounds every plan
+// in the stage form of its start, DTR's recorded runs included. lp-round's
+// bounds only frontier-advancing plans, which DTR's runs need not be.
 double best_bound(const std::vector<Row>& rows) {
   double bound = 0;
   for (const Row& r : rows) {
-    if (r.kind == "planner") bound = std::max(bound, r.lower_bound_ns);
+    if (r.name == "milp") bound = std::max(bound, r.lower_bound_ns);
   }
   return bound;
 }

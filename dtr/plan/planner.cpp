@@ -169,6 +169,11 @@ std::optional<Candidate> best_start(const StaticGraph& g,
   if (config.starts != nullptr) {
     for (const NamedPlan& p : *config.starts) {
       check_stages(g, p.plan);
+      // The model grows with stages x nodes: no larger than a frontier
+      // model of the most nodes it takes.
+      if (stage_count(p.plan) * g.size() > kMaxMilpNodes * kMaxMilpNodes) {
+        continue;
+      }
       StagePlan tidy = p.plan;
       tidy_plan(g, tidy);
       best.offer(check(g, std::move(tidy), budget, p.name));

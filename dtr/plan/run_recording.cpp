@@ -12,7 +12,7 @@ constexpr std::uint32_t kUnknownOp = static_cast<std::uint32_t>(-1);
 
 RunRecorder::RunRecorder(const trace::Program& program,
                          const StaticGraph& graph)
-    : program_(program), graph_(graph) {
+    : graph_(graph) {
   for (const trace::Step& step : program.steps) {
     if (step.kind == trace::StepKind::kCompute &&
         !program.ops[step.index].constant) {

@@ -34,7 +34,7 @@ namespace dtr::plan {
 /// Watches a Runtime that replays `program` step by step (as the simulator
 /// does: one call() per non-constant operator, in the program's order) and
 /// records each computation as a node of `graph`, which must be
-/// build_static_graph(program). Both must outlive the recorder.
+/// build_static_graph(program) and outlive the recorder.
 class RunRecorder : public RuntimeObserver {
  public:
   RunRecorder(const trace::Program& program, const StaticGraph& graph);
@@ -54,7 +54,6 @@ class RunRecorder : public RuntimeObserver {
   void recomputed(NodeId node);
   void close_stage(NodeId frontier);
 
-  const trace::Program& program_;
   const StaticGraph& graph_;
   std::vector<std::uint32_t> calls_;      // program op of each call, in order
   std::size_t next_call_ = 0;             // the next call() to come

@@ -161,6 +161,24 @@ TEST(RunRecordingTest, RecordedTraceRunsArePlansWithinTheirBudget) {
   EXPECT_GE(trained, 12);
 }
 
+TEST(RunRecordingTest, AStartWithMalformedStagesIsRefused) {
+  StaticGraph g =
+      build_static_graph(sim::load_program("model:chain?depth=3").program);
+  StagePlan bad;
+  bad.frontier = {0, 2};  // jumps over node 1
+  bad.S.assign(2, std::vector<bool>(g.size(), false));
+  std::vector<NamedPlan> starts{{"bad", bad}};
+  try {
+    run_planner(
+        g, {.planner = "milp", .budget_bytes = 1 << 30, .starts = &starts});
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("frontier jumps at stage 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RunRecordingTest, AnIncompleteRunIsNoPlan) {
   trace::Program p = to_trace_program(make_random_program(Shape::kChain, 3, 1));
   StaticGraph g = build_static_graph(p);
