@@ -102,8 +102,22 @@ bool wants_starts(const std::vector<std::string>& planners,
          std::find(planners.begin(), planners.end(), "milp") != planners.end();
 }
 
+// One simulated run at the budget; with `recorder`, recorded.
+sim::SimResult simulate_at(const trace::Program& program,
+                           const sim::Baseline& baseline,
+                           const std::string& heuristic, std::int64_t budget,
+                           double thrash_limit, plan::RunRecorder* recorder) {
+  sim::SimConfig config;
+  config.heuristic = heuristic;
+  config.budget_bytes = budget;
+  config.thrash_limit = thrash_limit;
+  config.observer = recorder;
+  return sim::simulate(program, baseline, config);
+}
+
 // Simulates each heuristic at the budget; with `starts`, every run that
-// trains (but auto's, which is one of the others) is recorded as a plan.
+// trains is recorded as a plan (auto's as the run of the heuristic it
+// chose, simulated again).
 std::vector<Row> simulate_heuristics(const trace::Program& program,
                                      const sim::Baseline& baseline,
                                      const plan::StaticGraph& g,
@@ -113,13 +127,10 @@ std::vector<Row> simulate_heuristics(const trace::Program& program,
   std::vector<Row> rows;
   for (const std::string& h : heuristics) {
     plan::RunRecorder recorder(program, g);
-    sim::SimConfig config;
-    config.heuristic = h;
-    config.budget_bytes = budget;
-    config.thrash_limit = thrash_limit;
-    const bool record = starts != nullptr && h != "auto";
-    if (record) config.observer = &recorder;
-    sim::SimResult s = sim::simulate(program, baseline, config);
+    const bool record = starts != nullptr;
+    const bool direct = record && h != "auto";
+    sim::SimResult s = simulate_at(program, baseline, h, budget, thrash_limit,
+                                   direct ? &recorder : nullptr);
     Row r;
     r.name = h;
     r.kind = "dtr";
@@ -130,6 +141,9 @@ std::vector<Row> simulate_heuristics(const trace::Program& program,
     r.overhead = s.overhead;
     r.message = s.message;
     rows.push_back(r);
+    if (record && r.fits && !direct) {
+      simulate_at(program, baseline, s.chosen, budget, thrash_limit, &recorder);
+    }
     if (record && r.fits && recorder.complete()) {
       starts->push_back({"dtr run '" + h + "'", recorder.plan()});
     }
