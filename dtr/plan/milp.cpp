@@ -1,5 +1,6 @@
 #include "dtr/plan/milp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -254,9 +255,11 @@ MilpSolution read_solution(const Checkmate& c, const SolverResult& x,
     return out;
   }
   if (!x.has_solution) {
-    return time_limit(x.detail.empty()
-                          ? "no schedule found within the time limit"
-                          : x.detail);
+    MilpSolution out =
+        time_limit(x.detail.empty() ? "no schedule found within the time limit"
+                                    : x.detail);
+    out.lower_bound_ns = std::max(0.0, x.lower_bound * c.cost_unit);
+    return out;
   }
   const std::size_t n = c.g.size();
   const std::size_t stages = c.R.size();

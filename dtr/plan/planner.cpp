@@ -220,12 +220,11 @@ MilpSolution solve(const StaticGraph& g, const PlanConfig& config,
 
 // The limit came before the solver had a schedule of its own: its start is
 // the best one known and fits, so a cut-short MILP is never worse than the
-// fixed-rule planners. Every node is computed at least once: a bound that
-// needs no solver.
-void take_start(const StaticGraph& g, Candidate start, PlanResult& r) {
+// plans it starts from. The bound stays the solver's (at least the trace's
+// own compute: every node is computed once).
+void take_start(Candidate start, PlanResult& r) {
   r.schedule = std::move(start.schedule);
   r.status = PlanStatus::kFeasible;
-  r.lower_bound_ns = static_cast<double>(g.baseline_cost_ns());
   r.message = "the time limit came before the solver improved on its start";
 }
 
@@ -268,7 +267,7 @@ void plan_milp(const StaticGraph& g, const PlanConfig& config,
                            std::to_string(start->validation.compute_ns) +
                            " ns)";
   if (s.status == PlanStatus::kTimeLimit) {
-    take_start(g, *std::move(start), r);
+    take_start(*std::move(start), r);
   } else if (s.has_solution && costs_more(g, r, start->validation)) {
     keep_start(*std::move(start), r);
   }
