@@ -39,6 +39,12 @@ void check_stages(const StaticGraph& g, const StagePlan& p) {
                           " stages for " + std::to_string(g.size()) +
                           " nodes: " + why);
   };
+  if (p.R.size() != stages) fail("R and S have different stage counts");
+  for (std::size_t t = 0; t < stages; ++t) {
+    if (p.R[t].size() != g.size() || p.S[t].size() != g.size()) {
+      fail("stage " + std::to_string(t) + " has rows of another length");
+    }
+  }
   if (p.frontier.empty()) {
     if (stages != g.size()) fail("one stage per node is expected");
     return;

@@ -52,7 +52,7 @@ inline std::size_t known(const StagePlan& p, std::size_t t) {
 }
 
 /// Throws dtr::InvalidArgument unless `p` has stages as Note [Recompute
-/// stages] says, for `g`.
+/// stages] says and an R and an S row of one entry per node of `g` each.
 void check_stages(const StaticGraph& g, const StagePlan& p);
 
 /// Whether node i must be in memory when stage t ends: in S[t + 1], or an

@@ -167,6 +167,7 @@ TEST(RunRecordingTest, AStartWithMalformedStagesIsRefused) {
   StagePlan bad;
   bad.frontier = {0, 2};  // jumps over node 1
   bad.S.assign(2, std::vector<bool>(g.size(), false));
+  bad.R = bad.S;
   std::vector<NamedPlan> starts{{"bad", bad}};
   try {
     run_planner(
