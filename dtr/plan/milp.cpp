@@ -244,6 +244,18 @@ MilpSolution time_limit(std::string message) {
   return out;
 }
 
+// What the costliest plan of the model computes: every node it may
+// compute in every stage.
+double most_compute(const Checkmate& c) {
+  double total = 0;
+  for (std::size_t t = 0; t < c.R.size(); ++t) {
+    for (std::size_t i = 0; i < c.R[t].size(); ++i) {
+      total += static_cast<double>(c.g.nodes[i].cost_ns);
+    }
+  }
+  return total;
+}
+
 // The solver's answer as a status, with R and S rounded at 0.5.
 MilpSolution read_solution(const Checkmate& c, const SolverResult& x,
                            const MilpOptions& o) {
@@ -258,7 +270,10 @@ MilpSolution read_solution(const Checkmate& c, const SolverResult& x,
     MilpSolution out =
         time_limit(x.detail.empty() ? "no schedule found within the time limit"
                                     : x.detail);
-    out.lower_bound_ns = std::max(0.0, x.lower_bound * c.cost_unit);
+    // A bound above what any plan of the model costs (CBC's cutoff when
+    // nothing fits) says nothing about schedules: none is kept.
+    const double bound = x.lower_bound * c.cost_unit;
+    if (bound <= most_compute(c)) out.lower_bound_ns = std::max(0.0, bound);
     return out;
   }
   const std::size_t n = c.g.size();
