@@ -1,6 +1,7 @@
 // `dtr plan TRACE --budget-ratio R --planner milp`: a static schedule for a
 // trace, checked by executing it, optionally next to DTR's simulated runs at
 // the same budget.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -11,7 +12,9 @@
 #include "dtr/cli/commands.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
+#include "dtr/plan/milp.h"
 #include "dtr/plan/planner.h"
+#include "dtr/plan/run_recording.h"
 #include "dtr/plan/static_graph.h"
 #include "dtr/sim/program_source.h"
 #include "dtr/sim/simulator.h"
@@ -92,6 +95,85 @@ Row planner_row(const plan::PlanResult& p, std::int64_t baseline_ns) {
   return r;
 }
 
+// Whether the MILP runs on `g`: then DTR's runs are recorded as its starts.
+bool wants_starts(const std::vector<std::string>& planners,
+                  const plan::StaticGraph& g) {
+  return g.size() <= plan::kMaxMilpNodes &&
+         std::find(planners.begin(), planners.end(), "milp") != planners.end();
+}
+
+// One simulated run at the budget; with `recorder`, recorded.
+sim::SimResult simulate_at(const trace::Program& program,
+                           const sim::Baseline& baseline,
+                           const std::string& heuristic, std::int64_t budget,
+                           double thrash_limit, plan::RunRecorder* recorder) {
+  sim::SimConfig config;
+  config.heuristic = heuristic;
+  config.budget_bytes = budget;
+  config.thrash_limit = thrash_limit;
+  config.observer = recorder;
+  return sim::simulate(program, baseline, config);
+}
+
+// Simulates each heuristic at the budget; with `starts`, every run that
+// trains is recorded as a plan (auto's as the run of the heuristic it
+// chose, simulated again).
+std::vector<Row> simulate_heuristics(const trace::Program& program,
+                                     const sim::Baseline& baseline,
+                                     const plan::StaticGraph& g,
+                                     const std::vector<std::string>& heuristics,
+                                     std::int64_t budget, double thrash_limit,
+                                     std::vector<plan::NamedPlan>* starts) {
+  std::vector<Row> rows;
+  for (const std::string& h : heuristics) {
+    plan::RunRecorder recorder(program, g);
+    const bool record = starts != nullptr;
+    const bool direct = record && h != "auto";
+    sim::SimResult s = simulate_at(program, baseline, h, budget, thrash_limit,
+                                   direct ? &recorder : nullptr);
+    Row r;
+    r.name = h;
+    r.kind = "dtr";
+    r.status = std::string(sim::to_string(s.status));
+    r.fits = s.status == sim::SimStatus::kOk;
+    r.compute_ns = s.model_compute_ns + s.remat_compute_ns;
+    r.peak_bytes = s.peak_bytes;
+    r.overhead = s.overhead;
+    r.message = s.message;
+    rows.push_back(r);
+    if (record && r.fits && !direct) {
+      simulate_at(program, baseline, s.chosen, budget, thrash_limit, &recorder);
+    }
+    if (record && r.fits && recorder.complete()) {
+      starts->push_back({"dtr run '" + h + "'", recorder.plan()});
+    }
+  }
+  return rows;
+}
+
+// The MILP's proven lower bound on compute (0: none): it bounds every plan
+// in the stage form of its start, DTR's recorded runs included. lp-round's
+// bounds only frontier-advancing plans, which DTR's runs need not be.
+double best_bound(const std::vector<Row>& rows) {
+  double bound = 0;
+  for (const Row& r : rows) {
+    if (r.name == "milp") bound = std::max(bound, r.lower_bound_ns);
+  }
+  return bound;
+}
+
+// "DTR is at most X x the optimum": each DTR run that trains against the
+// bound.
+void print_bound(const std::vector<Row>& rows, double bound) {
+  if (bound <= 0) return;
+  std::printf("lower bound on compute: %.3f ms\n", bound / 1e6);
+  for (const Row& r : rows) {
+    if (r.kind != "dtr" || !r.fits) continue;
+    std::printf("%s is at most %.3fx the optimum\n", r.name.c_str(),
+                r.compute_ns / bound);
+  }
+}
+
 // Note [plan exit status]: decided after every row is printed, so that one
 // planner's failure never hides the others' results. A schedule that fails
 // its checks is a bug in dtr: exit 1 naming it. Otherwise, like `dtr sim`,
@@ -138,12 +220,22 @@ void run_plan(const PlanOptions& o) {
           : sim::budget_for_ratio(*o.budget_ratio, baseline.peak_bytes);
   plan::StaticGraph g = plan::build_static_graph(p.program);
 
+  // The MILP starts from DTR's runs: exact dtr's where none is asked for.
+  std::vector<plan::NamedPlan> starts;
+  const bool record = wants_starts(planners, g);
+  std::vector<Row> dtr_rows = simulate_heuristics(
+      p.program, baseline, g,
+      heuristics.empty() && record ? std::vector<std::string>{"dtr"}
+                                   : heuristics,
+      budget, o.thrash_limit, record ? &starts : nullptr);
+  if (heuristics.empty()) dtr_rows.clear();
   std::vector<Row> rows;
   std::vector<std::string> rejected;  // planners whose schedule failed a check
   for (const std::string& name : planners) {
     plan::PlanResult r = plan::run_planner(g, {.planner = name,
                                                .budget_bytes = budget,
-                                               .time_limit_s = o.time_limit_s});
+                                               .time_limit_s = o.time_limit_s,
+                                               .starts = &starts});
     // Note [plan validation]: a schedule the planner claims fits but that
     // does not execute within the budget is a bug in dtr, never a result.
     // It is reported after every other row is shown.
@@ -154,27 +246,18 @@ void run_plan(const PlanOptions& o) {
     }
     rows.push_back(planner_row(r, g.baseline_cost_ns()));
   }
-  for (const std::string& h : heuristics) {
-    sim::SimConfig config;
-    config.heuristic = h;
-    config.budget_bytes = budget;
-    config.thrash_limit = o.thrash_limit;
-    sim::SimResult s = sim::simulate(p.program, baseline, config);
-    Row r;
-    r.name = h;
-    r.kind = "dtr";
-    r.status = std::string(sim::to_string(s.status));
-    r.fits = s.status == sim::SimStatus::kOk;
-    r.compute_ns = s.model_compute_ns + s.remat_compute_ns;
-    r.peak_bytes = s.peak_bytes;
-    r.overhead = s.overhead;
-    r.message = s.message;
-    rows.push_back(r);
-  }
+  rows.insert(rows.end(), dtr_rows.begin(), dtr_rows.end());
 
+  const double bound = best_bound(rows);
   if (o.json) {
     nlohmann::json results = nlohmann::json::array();
-    for (const Row& r : rows) results.push_back(row_to_json(r));
+    for (const Row& r : rows) {
+      nlohmann::json j = row_to_json(r);
+      if (r.kind == "dtr" && r.fits && bound > 0) {
+        j["ratio_to_bound"] = r.compute_ns / bound;
+      }
+      results.push_back(j);
+    }
     nlohmann::json j{{"trace", trace::valid_utf8(p.name)},
                      {"nodes", g.size()},
                      {"budget_bytes", budget},
@@ -182,6 +265,7 @@ void run_plan(const PlanOptions& o) {
                      {"baseline_compute_ns", g.baseline_cost_ns()},
                      {"constant_bytes", g.constant_bytes},
                      {"time_limit_s", o.time_limit_s},
+                     {"lower_bound_ns", bound},
                      {"results", results}};
     std::cout << j.dump() << "\n";
   } else {
@@ -212,6 +296,7 @@ void run_plan(const PlanOptions& o) {
         std::printf("  %s: %s\n", r.name.c_str(), r.message.c_str());
       }
     }
+    print_bound(rows, bound);
   }
   check_plan_outcome(rows, rejected, budget);
 }

@@ -1,6 +1,7 @@
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <OsiClpSolverInterface.hpp>
+#include <cmath>
 #include <limits>
 
 #include "dtr/plan/cbc_solve_impl.h"
@@ -123,8 +124,14 @@ SolverResult read_mip(CbcModel& model) {
   if (r.has_solution) {
     r.x.assign(x, x + model.getNumCols());
     r.objective = model.getObjValue();
+  }
+  // The search's bound holds without a solution of its own too (e.g. when
+  // the MIP start is CBC's only incumbent after a restart).
+  if (!r.proven_infeasible) {
     r.lower_bound =
         r.proven_optimal ? r.objective : model.getBestPossibleObjValue();
+    // Before its root LP CBC knows no bound (it says -inf or +inf).
+    if (!(std::abs(r.lower_bound) < 1e30)) r.lower_bound = 0;
   }
   r.out_of_time = model.isSecondsLimitReached();
   if (!r.has_solution && !r.proven_infeasible && !r.out_of_time) {

@@ -65,7 +65,7 @@ struct SolverResult {
   bool out_of_time = false;  ///< the deadline came before the solver ended
   std::vector<double> x;     ///< the solution, one value per column
   double objective = 0;
-  double lower_bound = 0;  ///< the solver's bound on the objective
+  double lower_bound = 0;  ///< the solver's bound, with or without a solution
   std::string detail;      ///< the solver's status when it stopped early
 };
 

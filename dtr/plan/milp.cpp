@@ -1,5 +1,6 @@
 #include "dtr/plan/milp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -14,7 +15,11 @@ namespace dtr::plan {
 // Note [Checkmate formulation]
 // Stages t = 0..n-1; stage t computes node t for the first time (the
 // frontier advances one node per stage), so R[t][i] exists for i <= t with
-// R[t][t] = 1, and S[t][i] for i < t (S[0] is empty). Constraints:
+// R[t][t] = 1, and S[t][i] for i < t (S[0] is empty). With a start that
+// has recompute stages (Note [Recompute stages], stage_plan.h) the model
+// has the start's stages: R[t][i] for i <= frontier(t), fixed to 1 for the
+// new node of a stage that advances, S[t][i] for i < known(t); below, read
+// "t" in a bound on i or j as frontier(t). Constraints:
 //  - dependencies: R[t][j] <= R[t][i] + S[t][i] for every i in deps(j);
 //  - keeping: S[t+1][i] <= R[t][i] + S[t][i];
 //  - outputs: R[n-1][i] + S[n-1][i] >= 1 for every output i;
@@ -62,14 +67,14 @@ SolverStart start_values(const StaticGraph& g, const StagePlan& p,
     start.cols.push_back(col);
     start.values.push_back(value ? 1 : 0);
   };
-  for (std::size_t t = 0; t < g.size(); ++t) {
-    for (std::size_t i = 0; i <= t; ++i) set(R[t][i], p.R[t][i]);
-    for (std::size_t i = 0; i < t; ++i) set(S[t][i], p.S[t][i]);
+  for (std::size_t t = 0; t < stage_count(p); ++t) {
+    for (std::size_t i = 0; i < R[t].size(); ++i) set(R[t][i], p.R[t][i]);
+    for (std::size_t i = 0; i < S[t].size(); ++i) set(S[t][i], p.S[t][i]);
   }
   for (const FreeVar& f : frees) {
     bool free = p.R[f.t][f.k] && !kept_after(g, p, f.t, f.i);
     for (NodeId j : g.users[f.i]) {
-      if (j > f.k && j <= f.t && p.R[f.t][j]) free = false;
+      if (j > f.k && j <= frontier(p, f.t) && p.R[f.t][j]) free = false;
     }
     set(f.col, free);
   }
@@ -83,6 +88,7 @@ struct Checkmate {
   double mem(std::int64_t bytes) const { return bytes / mem_unit; }
 
   const StaticGraph& g;
+  StagePlan stages;  // only the stages: frontier and its count
   LinearModel b;
   double mem_unit = 1;
   double cost_unit = 1;
@@ -102,38 +108,51 @@ Checkmate::Checkmate(const StaticGraph& graph, const MilpOptions& o)
   mem_unit = static_cast<double>(gcd_of(sizes));
   cost_unit = static_cast<double>(gcd_of(costs));
   budget = std::floor(o.budget_bytes / mem_unit);
-  const std::size_t n = g.size();
-  R.resize(n);
-  S.resize(n);
-  for (std::size_t t = 0; t < n; ++t) {
-    for (std::size_t i = 0; i <= t; ++i) {
+  if (o.start != nullptr) stages.frontier = o.start->frontier;
+  const std::size_t count =
+      stages.frontier.empty() ? g.size() : stages.frontier.size();
+  stages.S.resize(count);
+  R.resize(count);
+  S.resize(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    const NodeId last = frontier(stages, t);
+    for (std::size_t i = 0; i <= last; ++i) {
       double obj = g.nodes[i].cost_ns / cost_unit;
-      R[t].push_back(i == t ? b.add_col(1, 1, obj, true) : b.add_binary(obj));
+      bool first = i == last && advances(stages, t);
+      R[t].push_back(first ? b.add_col(1, 1, obj, true) : b.add_binary(obj));
     }
-    for (std::size_t i = 0; i < t; ++i) S[t].push_back(b.add_binary());
+    for (std::size_t i = 0; i < known(stages, t); ++i) {
+      S[t].push_back(b.add_binary());
+    }
   }
 }
 
 // Dependencies of stage t, and what stage t + 1 may keep.
 void add_order_rows(Checkmate& c, std::size_t t) {
-  const std::size_t n = c.g.size();
-  for (std::size_t j = 0; j <= t; ++j) {
+  for (std::size_t j = 0; j < c.R[t].size(); ++j) {
     for (NodeId i : c.g.nodes[j].deps) {
       c.b.add_row({c.R[t][j], c.R[t][i], c.S[t][i]}, {1, -1, -1}, 'L', 0);
     }
   }
-  if (t + 1 == n) return;
-  for (std::size_t i = 0; i < t; ++i) {
-    c.b.add_row({c.S[t + 1][i], c.R[t][i], c.S[t][i]}, {1, -1, -1}, 'L', 0);
+  if (t + 1 == c.R.size()) return;
+  for (std::size_t i = 0; i < c.S[t + 1].size(); ++i) {
+    if (i < c.S[t].size()) {
+      c.b.add_row({c.S[t + 1][i], c.R[t][i], c.S[t][i]}, {1, -1, -1}, 'L', 0);
+    } else {
+      c.b.add_row({c.S[t + 1][i], c.R[t][i]}, {1, -1}, 'L', 0);
+    }
   }
-  c.b.add_row({c.S[t + 1][t], c.R[t][t]}, {1, -1}, 'L', 0);
 }
 
 void add_output_rows(Checkmate& c) {
-  const std::size_t n = c.g.size();
-  for (std::size_t i = 0; i + 1 < n; ++i) {  // R[n-1][n-1] = 1
+  const std::size_t last = c.R.size() - 1;
+  for (std::size_t i = 0; i < c.g.size(); ++i) {
     if (!c.g.outputs[i]) continue;
-    c.b.add_row({c.R[n - 1][i], c.S[n - 1][i]}, {1, 1}, 'G', 1);
+    if (i < c.S[last].size()) {
+      c.b.add_row({c.R[last][i], c.S[last][i]}, {1, 1}, 'G', 1);
+    } else {
+      c.b.add_row({c.R[last][i]}, {1}, 'G', 1);
+    }
   }
 }
 
@@ -141,7 +160,7 @@ void add_output_rows(Checkmate& c) {
 // it; returns each FREE column with the memory (in units) it frees.
 std::vector<std::pair<int, double>> add_free_vars(Checkmate& c, std::size_t t,
                                                   std::size_t k) {
-  const bool last = t + 1 == c.g.size();
+  const bool last = t + 1 == c.R.size();
   std::vector<std::pair<int, double>> freed;
   std::vector<NodeId> candidates = c.g.nodes[k].deps;
   candidates.push_back(static_cast<NodeId>(k));
@@ -160,7 +179,7 @@ std::vector<std::pair<int, double>> add_free_vars(Checkmate& c, std::size_t t,
       coefs.push_back(1);
     }
     for (NodeId j : c.g.users[i]) {
-      if (j <= k || j > t) continue;
+      if (j <= k || j >= c.R[t].size()) continue;
       cols.push_back(c.R[t][j]);
       coefs.push_back(1);
     }
@@ -178,14 +197,14 @@ void add_memory_rows(Checkmate& c, std::size_t t) {
   const StaticGraph& g = c.g;
   int prev = -1;
   std::vector<std::pair<int, double>> freed;  // FREE col, units
-  for (std::size_t k = 0; k <= t; ++k) {
+  for (std::size_t k = 0; k < c.R[t].size(); ++k) {
     int u = c.b.add_col(0, c.budget, 0, false);
     std::vector<int> cols{u, c.R[t][k]};
     std::vector<double> coefs{1, -c.mem(g.nodes[k].bytes)};
     double rhs = 0;
     if (k == 0) {
       rhs = c.mem(g.constant_bytes);
-      for (std::size_t i = 0; i < t; ++i) {
+      for (std::size_t i = 0; i < c.S[t].size(); ++i) {
         cols.push_back(c.S[t][i]);
         coefs.push_back(-c.mem(g.nodes[i].bytes));
       }
@@ -205,13 +224,13 @@ void add_memory_rows(Checkmate& c, std::size_t t) {
 
 // False when the deadline passes before the model is complete.
 bool build_rows(Checkmate& c, const Deadline& deadline) {
-  const std::size_t n = c.g.size();
-  for (std::size_t t = 0; t < n; ++t) {
+  const std::size_t stages = c.R.size();
+  for (std::size_t t = 0; t < stages; ++t) {
     if (deadline.passed()) return false;
     add_order_rows(c, t);
   }
   add_output_rows(c);
-  for (std::size_t t = 0; t < n; ++t) {
+  for (std::size_t t = 0; t < stages; ++t) {
     if (deadline.passed()) return false;
     add_memory_rows(c, t);
   }
@@ -225,6 +244,18 @@ MilpSolution time_limit(std::string message) {
   return out;
 }
 
+// What the costliest plan of the model computes: every node it may
+// compute in every stage.
+double most_compute(const Checkmate& c) {
+  double total = 0;
+  for (std::size_t t = 0; t < c.R.size(); ++t) {
+    for (std::size_t i = 0; i < c.R[t].size(); ++i) {
+      total += static_cast<double>(c.g.nodes[i].cost_ns);
+    }
+  }
+  return total;
+}
+
 // The solver's answer as a status, with R and S rounded at 0.5.
 MilpSolution read_solution(const Checkmate& c, const SolverResult& x,
                            const MilpOptions& o) {
@@ -236,24 +267,31 @@ MilpSolution read_solution(const Checkmate& c, const SolverResult& x,
     return out;
   }
   if (!x.has_solution) {
-    return time_limit(x.detail.empty()
-                          ? "no schedule found within the time limit"
-                          : x.detail);
+    MilpSolution out =
+        time_limit(x.detail.empty() ? "no schedule found within the time limit"
+                                    : x.detail);
+    // A bound above what any plan of the model costs (CBC's cutoff when
+    // nothing fits) says nothing about schedules: none is kept.
+    const double bound = x.lower_bound * c.cost_unit;
+    if (bound <= most_compute(c)) out.lower_bound_ns = std::max(0.0, bound);
+    return out;
   }
   const std::size_t n = c.g.size();
+  const std::size_t stages = c.R.size();
   MilpSolution out;
   out.has_solution = true;
   out.status = x.proven_optimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
   out.objective_ns = x.objective * c.cost_unit;
   out.lower_bound_ns = x.lower_bound * c.cost_unit;
-  out.plan.R.assign(n, std::vector<bool>(n, false));
-  out.plan.S.assign(n, std::vector<bool>(n, false));
-  out.S.assign(n, std::vector<double>(n, 0.0));
-  for (std::size_t t = 0; t < n; ++t) {
-    for (std::size_t i = 0; i <= t; ++i) {
+  out.plan.frontier = c.stages.frontier;
+  out.plan.R.assign(stages, std::vector<bool>(n, false));
+  out.plan.S.assign(stages, std::vector<bool>(n, false));
+  out.S.assign(stages, std::vector<double>(n, 0.0));
+  for (std::size_t t = 0; t < stages; ++t) {
+    for (std::size_t i = 0; i < c.R[t].size(); ++i) {
       out.plan.R[t][i] = x.x[c.R[t][i]] > 0.5;
     }
-    for (std::size_t i = 0; i < t; ++i) {
+    for (std::size_t i = 0; i < c.S[t].size(); ++i) {
       out.S[t][i] = x.x[c.S[t][i]];
       out.plan.S[t][i] = x.x[c.S[t][i]] > 0.5;
     }

@@ -156,14 +156,29 @@ void plan_revolve(const StaticGraph& g, PlanResult& r) {
   take(r, std::move(best.get()));
 }
 
-// The MILP's start: the cheapest fixed-rule plan within the budget. The
-// families are tried cheapest first and none is begun after the deadline:
-// the start is part of the time the MILP is given.
-std::optional<Candidate> best_fixed_plan(const StaticGraph& g,
-                                         std::int64_t budget,
-                                         const Deadline& deadline) {
+// The MILP's start: the cheapest plan within the budget among the given
+// ones (DTR runs) and the fixed-rule ones. The families are tried cheapest
+// first and none is begun after the deadline: the start is part of the
+// time the MILP is given.
+std::optional<Candidate> best_start(const StaticGraph& g,
+                                    const PlanConfig& config,
+                                    const Deadline& deadline) {
+  const std::int64_t budget = config.budget_bytes;
   Best best;
   best.offer(check(g, checkpoint_all_plan(g), budget, "checkpoint-all"));
+  if (config.starts != nullptr) {
+    for (const NamedPlan& p : *config.starts) {
+      check_stages(g, p.plan);
+      // The model grows with stages x nodes: no larger than a frontier
+      // model of the most nodes it takes.
+      if (stage_count(p.plan) * g.size() > kMaxMilpNodes * kMaxMilpNodes) {
+        continue;
+      }
+      StagePlan tidy = p.plan;
+      tidy_plan(g, tidy);
+      best.offer(check(g, std::move(tidy), budget, p.name));
+    }
+  }
   if (!deadline.passed()) {
     best.offer(check(g, chen_sqrtn_plan(g), budget, "chen-sqrtn"));
   }
@@ -205,20 +220,41 @@ MilpSolution solve(const StaticGraph& g, const PlanConfig& config,
 
 // The limit came before the solver had a schedule of its own: its start is
 // the best one known and fits, so a cut-short MILP is never worse than the
-// fixed-rule planners. Every node is computed at least once: a bound that
-// needs no solver.
-void take_start(const StaticGraph& g, Candidate start, PlanResult& r) {
+// plans it starts from. The bound stays the solver's (at least the trace's
+// own compute: every node is computed once).
+void take_start(Candidate start, PlanResult& r) {
   r.schedule = std::move(start.schedule);
   r.status = PlanStatus::kFeasible;
-  r.lower_bound_ns = static_cast<double>(g.baseline_cost_ns());
   r.message = "the time limit came before the solver improved on its start";
+}
+
+// Whether the solver's schedule in `r` is over the budget or costs more
+// than the start (CBC may drop a start, or round away from it).
+bool costs_more(const StaticGraph& g, const PlanResult& r,
+                const Validation& start) {
+  Validation v = validate_schedule(g, r.schedule, r.budget_bytes);
+  return !v.ok || v.compute_ns > start.compute_ns;
+}
+
+// The start beats what the solver returned: it is the answer, with the
+// solver's bound (valid whatever schedule is reported).
+void keep_start(Candidate start, PlanResult& r) {
+  r.schedule = std::move(start.schedule);
+  if (r.status == PlanStatus::kOptimal) r.status = PlanStatus::kFeasible;
+  r.message += std::string(r.message.empty() ? "" : "; ") +
+               "the start costs less than the solver's schedule";
 }
 
 void plan_milp(const StaticGraph& g, const PlanConfig& config,
                const Deadline& deadline, PlanResult& r) {
-  if (!milp_applies(g, r)) return;
-  std::optional<Candidate> start =
-      best_fixed_plan(g, config.budget_bytes, deadline);
+  if (!milp_applies(g, r)) {
+    // Too large for the model: every node computed once is still a bound.
+    if (r.status == PlanStatus::kTooLarge) {
+      r.lower_bound_ns = static_cast<double>(g.baseline_cost_ns());
+    }
+    return;
+  }
+  std::optional<Candidate> start = best_start(g, config, deadline);
   MilpSolution s =
       solve(g, config, deadline, false, start ? &start->plan : nullptr);
   r.status = s.status;
@@ -230,7 +266,11 @@ void plan_milp(const StaticGraph& g, const PlanConfig& config,
   const std::string from = start->planner + " (" +
                            std::to_string(start->validation.compute_ns) +
                            " ns)";
-  if (s.status == PlanStatus::kTimeLimit) take_start(g, *std::move(start), r);
+  if (s.status == PlanStatus::kTimeLimit) {
+    take_start(*std::move(start), r);
+  } else if (s.has_solution && costs_more(g, r, start->validation)) {
+    keep_start(*std::move(start), r);
+  }
   r.message +=
       std::string(r.message.empty() ? "" : "; ") + "started from " + from;
 }
@@ -308,6 +348,9 @@ PlanResult run_planner(const StaticGraph& g, const PlanConfig& config) {
     r.compute_ns = unbounded.compute_ns;
     r.peak_bytes = unbounded.peak_bytes;
     if (r.status == PlanStatus::kOptimal || r.status == PlanStatus::kFeasible) {
+      // A bound above a schedule found is no bound on it.
+      r.lower_bound_ns =
+          std::min(r.lower_bound_ns, static_cast<double>(r.compute_ns));
       if (r.lower_bound_ns > 0 && r.compute_ns > 0) {
         r.gap = std::max(0.0, (r.compute_ns - r.lower_bound_ns) /
                                   static_cast<double>(r.compute_ns));

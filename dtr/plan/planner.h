@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dtr/plan/schedule.h"
+#include "dtr/plan/stage_plan.h"
 #include "dtr/plan/static_graph.h"
 
 namespace dtr::plan {
@@ -31,6 +32,12 @@ enum class PlanStatus : std::uint8_t {
 };
 std::string_view to_string(PlanStatus status);
 
+/// A plan found elsewhere, e.g. an online DTR run (run_recording.h).
+struct NamedPlan {
+  std::string name;  ///< where it comes from, for messages
+  StagePlan plan;
+};
+
 struct PlanConfig {
   std::string planner = "milp";
   std::int64_t budget_bytes = 0;  ///< constants included
@@ -38,6 +45,12 @@ struct PlanConfig {
   /// start, building the model and the solve); the checks of a schedule
   /// found in time come after it. The other planners have no limit.
   double time_limit_s = 60;
+  /// milp: plans to start from besides the fixed-rule ones; the cheapest
+  /// that fits is CBC's start (the model takes its stages), and the MILP
+  /// never returns a schedule that costs more than it. A plan of more than
+  /// kMaxMilpNodes^2 / nodes stages is left out. Not owned; may be null;
+  /// throws dtr::InvalidArgument if a plan's stages are malformed.
+  const std::vector<NamedPlan>* starts = nullptr;
 };
 
 struct PlanResult {
@@ -49,8 +62,10 @@ struct PlanResult {
   Validation runtime;           ///< `schedule` executed on dtr::Runtime
   std::int64_t compute_ns = 0;  ///< of the schedule (validation)
   std::int64_t peak_bytes = 0;  ///< of the schedule (validation)
-  /// milp: the solver's lower bound on compute and (compute - bound) /
-  /// compute; 0 for the other planners.
+  /// milp, lp-round: a proven lower bound on the compute of every plan in
+  /// the model's stage form at the budget (the solver's bound, at least the
+  /// trace's own compute; a graph too large for the model has the latter),
+  /// and (compute - bound) / compute; 0 for the other planners.
   double lower_bound_ns = 0;
   double gap = 0;
   double solve_s = 0;   ///< wall time of the planner

@@ -61,7 +61,7 @@ Schedule trace_order_schedule(const trace::Program& program,
   std::vector<std::int64_t> handles(g.size(), 0);  // per node's storages
   std::vector<bool> resident(g.size(), false);
   std::vector<NodeId> node_of_op(program.ops.size(), kNoNode);
-  for (NodeId i = 0; i < g.size(); ++i) node_of_op[g.nodes[i].op] = i;
+  for (NodeId i = g.size(); i-- > 0;) node_of_op[g.nodes[i].op] = i;  // first
   auto drop = [&](trace::ValueId v) {
     NodeId n = g.value_node.at(v);
     if (n == kNoNode || --handles[n] != 0 || !resident[n]) return;
@@ -76,8 +76,9 @@ Schedule trace_order_schedule(const trace::Program& program,
           NodeId n = g.value_node.at(op.first_output + j);
           if (n != kNoNode) handles[n] += 1;
         }
-        NodeId self = node_of_op[step.index];
-        if (self != kNoNode) {
+        // Every output of the op: its nodes are consecutive.
+        for (NodeId self = node_of_op[step.index];
+             self < g.size() && g.nodes[self].op == step.index; ++self) {
           out.steps.push_back({StepKind::kCompute, self});
           resident[self] = true;
         }

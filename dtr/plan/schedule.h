@@ -37,8 +37,7 @@ struct Schedule {
 /// The trace's own order as a schedule: each node computed when the trace
 /// calls its operator, freed when the program drops its storage's last
 /// handle (what `dtr sim` does without a budget), outputs kept. Its peak is
-/// the simulator's baseline peak when no operator has several outputs
-/// (merged outputs live as long as the longest-lived one). O(steps).
+/// the simulator's baseline peak. O(steps).
 Schedule trace_order_schedule(const trace::Program& program,
                               const StaticGraph& graph);
 

@@ -13,20 +13,56 @@
 
 namespace dtr::plan {
 
-/// R[t][i]: node i is computed in stage t (i <= t, R[t][t] = 1).
-/// S[t][i]: node i is in memory entering stage t (i < t).
+/// Note [Recompute stages]: with `frontier` empty there is one stage per
+/// node and stage t computes node t for the first time (Checkmate's
+/// frontier-advancing form). Otherwise stage t may compute the nodes up to
+/// frontier[t]: frontier starts at 0, grows by at most one per stage and
+/// ends at the last node, and a stage where it grows computes the new node
+/// for the first time; a stage where it stays is a recompute stage, which
+/// computes no new node. A node is computed at most once per stage, in
+/// node order, so a schedule that computes a node twice between two first
+/// computations (as DTR does when it evicts a value it reads again) needs
+/// recompute stages to be expressed.
+///
+/// R[t][i]: node i is computed in stage t (i <= frontier(t)).
+/// S[t][i]: node i is in memory entering stage t (i < known(t)).
+/// Each row has one entry per node; the entries outside those ranges are
+/// false.
 struct StagePlan {
   std::vector<std::vector<bool>> R;
   std::vector<std::vector<bool>> S;
+  std::vector<NodeId> frontier;  ///< empty: frontier(t) = t
 };
+
+/// The number of stages: the rows of S.
+inline std::size_t stage_count(const StagePlan& p) {
+  return p.S.size();
+}
+/// The last node stage t may compute.
+inline NodeId frontier(const StagePlan& p, std::size_t t) {
+  return p.frontier.empty() ? static_cast<NodeId>(t) : p.frontier[t];
+}
+/// Whether stage t computes frontier(t) for the first time.
+inline bool advances(const StagePlan& p, std::size_t t) {
+  return t == 0 || frontier(p, t) != frontier(p, t - 1);
+}
+/// The nodes computed before stage t (0..known(t) - 1).
+inline std::size_t known(const StagePlan& p, std::size_t t) {
+  return t == 0 ? 0 : frontier(p, t - 1) + std::size_t{1};
+}
+
+/// Throws dtr::InvalidArgument unless `p` has stages as Note [Recompute
+/// stages] says and an R and an S row of one entry per node of `g` each.
+void check_stages(const StaticGraph& g, const StagePlan& p);
 
 /// Whether node i must be in memory when stage t ends: in S[t + 1], or an
 /// output when t is the last stage.
 bool kept_after(const StaticGraph& g, const StagePlan& p, std::size_t t,
                 NodeId i);
 
-/// Fills R from S with the fewest computations (Checkmate's solve_r_opt):
-/// stage t computes t, every node kept after t but not entering it, and
+/// Fills R from S (and its stages) with the fewest computations
+/// (Checkmate's solve_r_opt): stage t computes its new node, every node
+/// kept after t but not entering it, and
 /// recursively every dependency of a computed node that is not in S[t].
 /// O(n^2 + n * edges).
 void fill_compute_sets(const StaticGraph& g, StagePlan& p);

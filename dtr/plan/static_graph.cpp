@@ -10,6 +10,19 @@ namespace {
 // Who owns the storage a value lives in.
 constexpr NodeId kConstantOwner = kNoNode;
 constexpr NodeId kNoOwner = kConstantOwner - 1;
+
+void check_aliases(const trace::Program& program, std::size_t k) {
+  const trace::ProgramOp& op = program.ops[k];
+  for (const OutputSpec& out : op.outputs) {
+    if (out.alias_of >= 0 &&
+        static_cast<std::size_t>(out.alias_of) >= op.inputs.size()) {
+      throw InvalidArgument("[plan] " + program.source + ": operator " +
+                            std::to_string(k) + " ('" + op.name +
+                            "') aliases input " + std::to_string(out.alias_of) +
+                            " of " + std::to_string(op.inputs.size()));
+    }
+  }
+}
 }  // namespace
 
 std::int64_t StaticGraph::baseline_cost_ns() const {
@@ -39,51 +52,41 @@ StaticGraph build_static_graph(const trace::Program& program) {
       g.fixed_cost_ns += op.cost_ns;
       continue;
     }
-    std::int64_t bytes = 0;
-    bool creates = false;
-    for (const OutputSpec& out : op.outputs) {
-      if (out.alias_of < 0) {
-        creates = true;
-        bytes += out.bytes;
-      } else if (static_cast<std::size_t>(out.alias_of) >= op.inputs.size()) {
-        throw InvalidArgument("[plan] " + program.source + ": operator " +
-                              std::to_string(k) + " ('" + op.name +
-                              "') aliases input " +
-                              std::to_string(out.alias_of) + " of " +
-                              std::to_string(op.inputs.size()));
-      }
-    }
-    NodeId self = static_cast<NodeId>(g.nodes.size());
+    check_aliases(program, k);
+    const NodeId first = static_cast<NodeId>(g.nodes.size());
+    NodeId next = first;
     for (std::size_t j = 0; j < op.outputs.size(); ++j) {
       const OutputSpec& out = op.outputs[j];
       owner.at(op.first_output + j) =
-          out.alias_of < 0 ? self : owner_of(op.inputs[out.alias_of], k);
+          out.alias_of < 0 ? next++ : owner_of(op.inputs[out.alias_of], k);
     }
-    if (!creates) {
-      // A view: charge it to the storage it views (Note [Static graph]).
-      NodeId viewed =
-          op.outputs.empty() ? kConstantOwner : owner[op.first_output];
-      if (viewed == kConstantOwner) {
-        g.fixed_cost_ns += op.cost_ns;
-      } else {
-        g.nodes[viewed].cost_ns += op.cost_ns;
-      }
+    if (next == first) {
+      // A view: its cost is paid once (Note [Static graph]).
+      g.fixed_cost_ns += op.cost_ns;
       continue;
     }
-    Node node;
-    node.name = op.name;
-    node.cost_ns = op.cost_ns;
-    node.bytes = bytes;
-    node.op = static_cast<std::uint32_t>(k);
-    node.backward = op.backward;
+    std::vector<NodeId> deps;
     for (trace::ValueId v : op.inputs) {
       NodeId d = owner_of(v, k);
-      if (d != kConstantOwner) node.deps.push_back(d);
+      if (d != kConstantOwner) deps.push_back(d);
     }
-    std::sort(node.deps.begin(), node.deps.end());
-    node.deps.erase(std::unique(node.deps.begin(), node.deps.end()),
-                    node.deps.end());
-    g.nodes.push_back(std::move(node));
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (const OutputSpec& out : op.outputs) {
+      if (out.alias_of >= 0) continue;
+      Node node;
+      node.name = op.name;
+      node.bytes = out.bytes;
+      node.op = static_cast<std::uint32_t>(k);
+      node.backward = op.backward;
+      if (g.nodes.size() == first) {
+        node.cost_ns = op.cost_ns;
+        node.deps = deps;
+      } else {
+        node.deps = {first};  // a further output (Note [Static graph])
+      }
+      g.nodes.push_back(std::move(node));
+    }
   }
   g.users.assign(g.nodes.size(), {});
   for (NodeId i = 0; i < g.nodes.size(); ++i) {

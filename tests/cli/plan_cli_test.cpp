@@ -49,6 +49,28 @@ TEST(PlanCliTest, ComparisonJsonHasEveryPlannerAndHeuristic) {
   }
 }
 
+// The shipped MLP at 0.6: no frontier-advancing plan fits, DTR trains; the
+// MILP starts from DTR's recorded run (recompute stages) and is never worse.
+TEST(PlanCliTest, MilpStartsFromDtrAndBoundsIt) {
+  PlanRun r = dtr("plan " + std::string(DTR_DATA_DIR) +
+                  "/traces/mlp.log --budget-ratio 0.6 --planner milp "
+                  "--heuristics dtr-local --time-limit 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 2u);
+  const nlohmann::json& milp = j["results"][0];
+  const nlohmann::json& dtr_local = j["results"][1];
+  ASSERT_TRUE(milp["fits"].get<bool>()) << milp["message"];
+  ASSERT_TRUE(dtr_local["fits"].get<bool>());
+  EXPECT_LE(milp["compute_ns"].get<std::int64_t>(),
+            dtr_local["compute_ns"].get<std::int64_t>());
+  const double bound = j["lower_bound_ns"].get<double>();
+  EXPECT_GE(bound, j["baseline_compute_ns"].get<double>());
+  EXPECT_LE(bound, milp["compute_ns"].get<double>());
+  EXPECT_NEAR(dtr_local["ratio_to_bound"].get<double>(),
+              dtr_local["compute_ns"].get<double>() / bound, 1e-9);
+}
+
 TEST(PlanCliTest, OnePlannerWithoutAScheduleExitsTwo) {
   PlanRun r =
       dtr("plan 'model:chain?depth=6' --budget-ratio 0.1 --planner milp");

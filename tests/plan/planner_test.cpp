@@ -180,9 +180,9 @@ TraceText random_trace(std::mt19937& rng, int ops) {
 TEST(PlannerTest, RandomGraphsEveryPlannerChecksOutAndMilpIsExact) {
   std::mt19937 rng(12345);
   int exact = 0;
-  for (int trial = 0; trial < 25; ++trial) {
-    StaticGraph g = random_trace(rng, 5).graph();
-    if (g.size() < 2) continue;
+  for (int trial = 0; trial < 60; ++trial) {
+    StaticGraph g = random_trace(rng, 4).graph();
+    if (g.size() < 2 || g.size() > 6) continue;  // brute force: 15 cells
     BruteForce any = brute_force(g, std::numeric_limits<std::int64_t>::max());
     std::int64_t full = keep_all_peak(g);
     for (std::int64_t budget :
@@ -197,6 +197,10 @@ TEST(PlannerTest, RandomGraphsEveryPlannerChecksOutAndMilpIsExact) {
       } else {
         ASSERT_EQ(milp.status, PlanStatus::kOptimal) << milp.message;
         EXPECT_EQ(milp.compute_ns, bf.best_compute);
+        // Every bound reported is one.
+        EXPECT_LE(milp.lower_bound_ns, bf.best_compute);
+        PlanResult lp = plan(g, "lp-round", budget);
+        EXPECT_LE(lp.lower_bound_ns, bf.best_compute);
         ++exact;
       }
       for (const std::string& name : planner_names()) {
