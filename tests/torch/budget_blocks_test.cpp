@@ -63,8 +63,8 @@ TEST(BudgetBlocksTest, ConcurrentBlocksMustAgreeOnTheScope) {
                  dtr::Error);
   }).join();
   // The same thread may nest another scope.
-  EXPECT_NO_THROW(blocks.push(10, BudgetScope::kCheckpointed,
-                              std::this_thread::get_id()));
+  EXPECT_NO_THROW(
+      blocks.push(10, BudgetScope::kCheckpointed, std::this_thread::get_id()));
 }
 
 TEST(BudgetBlocksTest, AChildKeepsItsThreadsBlocksAndIgnoresTheOthers) {
@@ -74,8 +74,8 @@ TEST(BudgetBlocksTest, AChildKeepsItsThreadsBlocksAndIgnoresTheOthers) {
   const auto mine = parent.push(100, BudgetScope::kCheckpointed, self);
   std::uint64_t theirs = 0;
   std::thread([&] {
-    theirs = parent.push(40, BudgetScope::kCheckpointed,
-                         std::this_thread::get_id());
+    theirs =
+        parent.push(40, BudgetScope::kCheckpointed, std::this_thread::get_id());
   }).join();
   pt::BudgetBlocks child = parent.for_child(self, /*keep_blocks=*/true);
   EXPECT_EQ(child.in_force().bytes, 100);

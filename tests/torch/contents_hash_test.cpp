@@ -64,9 +64,8 @@ TEST(ContentsHashTest, ExpandedTensorsAreHashedByTheirBuffer) {
 
 TEST(ContentsHashTest, TensorsWithoutHostBytesHaveNoHash) {
   EXPECT_FALSE(contents_hash(at::Tensor()).has_value());
-  EXPECT_FALSE(
-      contents_hash(torch::empty({4}, torch::device(torch::kMeta)))
-          .has_value());
+  EXPECT_FALSE(contents_hash(torch::empty({4}, torch::device(torch::kMeta)))
+                   .has_value());
   EXPECT_TRUE(contents_hash(torch::empty({0})).has_value());
 }
 

@@ -43,12 +43,16 @@ TEST(OpRulesTest, EveryRowNamesARegisteredOperator) {
 TEST(OpRulesTest, RulesCarryTheRowsTraits) {
   auto& d = c10::Dispatcher::singleton();
   using Route = pt::OpRules::Route;
-  EXPECT_TRUE(pt::rules_of(d.findSchemaOrThrow("aten::resize_", "")).unsupported);
-  EXPECT_TRUE(pt::rules_of(d.findSchemaOrThrow("aten::native_dropout", "")).random);
+  EXPECT_TRUE(
+      pt::rules_of(d.findSchemaOrThrow("aten::resize_", "")).unsupported);
+  EXPECT_TRUE(
+      pt::rules_of(d.findSchemaOrThrow("aten::native_dropout", "")).random);
   // Found by its Generator argument, not by a row.
-  EXPECT_TRUE(pt::rules_of(d.findSchemaOrThrow("aten::randn", "generator")).random);
+  EXPECT_TRUE(
+      pt::rules_of(d.findSchemaOrThrow("aten::randn", "generator")).random);
   EXPECT_FALSE(pt::rules_of(d.findSchemaOrThrow("aten::add", "Tensor")).random);
-  const auto bn = pt::rules_of(d.findSchemaOrThrow("aten::native_batch_norm", ""));
+  const auto bn =
+      pt::rules_of(d.findSchemaOrThrow("aten::native_batch_norm", ""));
   EXPECT_TRUE(bn.running_stats);
   const auto pack =
       pt::rules_of(d.findSchemaOrThrow("aten::_pack_padded_sequence", ""));
