@@ -34,3 +34,18 @@ if(Torch_FOUND AND Torch_VERSION VERSION_LESS DTR_MIN_TORCH_VERSION)
           "against; run scripts/setup-venv.sh or configure with "
           "-DDTR_BUILD_TORCH=OFF")
 endif()
+# A LibTorch built with libstdc++'s pre-C++11 ABI says so in TORCH_CXX_FLAGS:
+# PyPI's torch 2.6 wheel is one (from 2.7 on PyPI's wheels use the C++11
+# ABI, as Debian's libtorch-dev does). dtr cannot follow it: dtr/core uses
+# std::pmr::string, which libstdc++ declares only under the C++11 ABI, and
+# the Debian libraries dtr links (GoogleTest, CBC) use the C++11 ABI too.
+# Built with the C++11 ABI against it, dtr_torch would miss every LibTorch
+# function that takes a std::string when a program links or loads it.
+if(Torch_FOUND AND TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
+  message(FATAL_ERROR "dtr: LibTorch ${Torch_VERSION} at ${Torch_DIR} is "
+          "built with libstdc++'s pre-C++11 ABI (${TORCH_CXX_FLAGS}), which "
+          "dtr cannot use; build against a LibTorch with the C++11 ABI "
+          "(PyPI's torch 2.7 or newer, Debian 13's libtorch-dev, or "
+          "pytorch.org's cxx11-abi LibTorch) or configure with "
+          "-DDTR_BUILD_TORCH=OFF")
+endif()

@@ -2,8 +2,15 @@
 download) with Hugging Face transformers, the one model library pinned in
 requirements.txt. torchvision is not there: PyPI's torchvision does not
 import beside the CPU build of torch (its _C.so links libtorch_cuda)."""
+import importlib.util
+
 import torch
 import torch.nn as nn
+
+# transformers is optional where dtr is checked against another PyTorch
+# than the pinned one: the tests that build these models skip without it.
+HAVE_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
+NO_TRANSFORMERS = "needs transformers (requirements.txt)"
 
 
 class Logits(nn.Module):

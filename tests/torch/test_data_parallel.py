@@ -25,6 +25,7 @@ import torch.distributed as dist  # noqa: E402
 
 import dtr  # noqa: E402
 import ddp_worker  # noqa: E402
+import real_models  # noqa: E402
 
 RATIOS = (1.0, 0.5, 0.3)
 NPROC = 2
@@ -97,6 +98,8 @@ class DataParallelTest(unittest.TestCase):
     def test_small_cnn_with_batchnorm(self):
         self._check_model("cnn", must_fit=RATIOS)
 
+    @unittest.skipUnless(real_models.HAVE_TRANSFORMERS,
+                         real_models.NO_TRANSFORMERS)
     def test_transformers_mobilenet_v2(self):
         self._check_model("mobilenet_v2", must_fit=(1.0, 0.5))
 

@@ -289,6 +289,8 @@ def _train_resnet18(use_dtr, budget=None, steps=2):
     return losses, params, st
 
 
+@unittest.skipUnless(real_models.HAVE_TRANSFORMERS,
+                     real_models.NO_TRANSFORMERS)
 class Resnet18Test(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

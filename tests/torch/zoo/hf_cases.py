@@ -52,7 +52,7 @@ def _lm_case(name, build, vocab=128, batch=4, length=16, labels="ids",
         return Trainer(model, o, data, sched=_warmup(o), clip=1.0,
                        forward=lambda inputs: model(**inputs),
                        loss_fn=lambda out, _: out.loss, habits=("item",))
-    return Case(name, setup, steps=steps,
+    return Case(name, setup, steps=steps, requires="transformers",
                 habits="transformers, AdamW wd groups, warm-up, clip, kwargs")
 
 
@@ -99,7 +99,7 @@ def _vit_case(name, build, size, batch=4, steps=3):
         return Trainer(model, o, data, sched=_warmup(o), clip=1.0,
                        forward=lambda inputs: model(**inputs),
                        loss_fn=lambda out, _: out.loss)
-    return Case(name, setup, steps=steps,
+    return Case(name, setup, steps=steps, requires="transformers",
                 habits="transformers vision, AdamW, warm-up, clip, kwargs")
 
 
