@@ -97,35 +97,50 @@ class ReplayGradModeTest(unittest.TestCase):
             self.assertTrue(torch.equal(a, b))
 
 
+def _outputs_of_two_weight_settings(set_weights):
+    """Evolution strategies: set the weights, run forward, keep the output,
+    repeat; score later. Returns the model, its checkpointed input and the
+    two outputs, all evicted."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 1))
+    x = dtr.checkpoint(torch.randn(32, 16))
+    outs = []
+    with torch.no_grad():
+        for k in range(2):
+            set_weights(model, k)
+            outs.append(model(x))
+    dtr.evict_all()
+    return model, x, outs
+
+
 class RebindingTest(unittest.TestCase):
-    def test_replay_refuses_a_parameter_given_another_buffer(self):
-        # Evolution strategies: set the weights from a vector, run forward,
-        # keep the output, repeat; score later. vector_to_parameters gives
-        # each parameter a new buffer (`param.data = ...`), which bumps no
-        # version counter: a replay of an evicted output must not compute
-        # it from the new weights.
-        from torch.nn.utils import (parameters_to_vector,
-                                    vector_to_parameters)
-        torch.manual_seed(0)
-        model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 1))
-        x = dtr.checkpoint(torch.randn(32, 16))
-        base = parameters_to_vector(model.parameters()).detach().clone()
-        outs = []
-        with torch.no_grad():
-            for k in range(2):
-                vector_to_parameters(base + k, model.parameters())
-                outs.append(model(x))
-        dtr.evict_all()
-        with self.assertRaisesRegex(RuntimeError, "another buffer"):
+    def assert_only_current_weights_replay(self, set_weights, message):
+        # A replay of an evicted output must not compute it from the new
+        # weights; the value computed from the current weights still replays.
+        model, x, outs = _outputs_of_two_weight_settings(set_weights)
+        with self.assertRaisesRegex(RuntimeError, message):
             dtr.decheckpoint(outs[0])
-        # The value computed from the current weights still replays.
         want = model(dtr.decheckpoint(x))
         self.assertTrue(torch.equal(dtr.decheckpoint(outs[1]), want))
 
+    def test_replay_refuses_a_parameter_given_another_buffer(self):
+        # vector_to_parameters gives each parameter a new buffer
+        # (`param.data = ...`), which bumps no version counter.
+        from torch.nn.utils import (parameters_to_vector,
+                                    vector_to_parameters)
+        base = {}
+
+        def set_weights(model, k):
+            if not base:
+                base["v"] = parameters_to_vector(
+                    model.parameters()).detach().clone()
+            vector_to_parameters(base["v"] + k, model.parameters())
+        self.assert_only_current_weights_replay(set_weights, "another buffer")
+
     def test_replay_refuses_a_parameter_written_without_a_version_bump(self):
-        # The same loop writing the weights in place through `.data` (a new
-        # version counter on the same buffer) or numpy (no counter at all):
-        # the buffer stays, so only the bytes tell that it changed.
+        # The weights written in place through `.data` (a new version
+        # counter on the same buffer) or numpy (no counter at all): the
+        # buffer stays, so only the bytes tell that it changed.
         writes = {
             "data": lambda p, v: p.data.copy_(v),
             "numpy": lambda p, v: p.detach().numpy().__setitem__(
@@ -133,22 +148,16 @@ class RebindingTest(unittest.TestCase):
         }
         for how, write in writes.items():
             with self.subTest(how):
-                torch.manual_seed(0)
-                model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(),
-                                      nn.Linear(64, 1))
-                x = dtr.checkpoint(torch.randn(32, 16))
-                base = [p.detach().clone() for p in model.parameters()]
-                outs = []
-                with torch.no_grad():
-                    for k in range(2):
-                        for p, b in zip(model.parameters(), base):
-                            write(p, b + k)
-                        outs.append(model(x))
-                dtr.evict_all()
-                with self.assertRaisesRegex(RuntimeError, "other bytes"):
-                    dtr.decheckpoint(outs[0])
-                want = model(dtr.decheckpoint(x))
-                self.assertTrue(torch.equal(dtr.decheckpoint(outs[1]), want))
+                base = []
+
+                def set_weights(model, k):
+                    if not base:
+                        base.extend(p.detach().clone()
+                                    for p in model.parameters())
+                    for p, b in zip(model.parameters(), base):
+                        write(p, b + k)
+                self.assert_only_current_weights_replay(set_weights,
+                                                        "other bytes")
 
 
 def _plain(t):
