@@ -43,7 +43,8 @@ std::string floor_hint(std::int64_t floor, BudgetScope scope) {
 Context::Context()
     : accounting_(cpu_accounting()),
       runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
-               make_heuristic("dtr"), this) {
+               make_heuristic("dtr"), this),
+      parameters_(&make_parameter_gradient_hook) {
   set_heuristic(heuristic_from_env());
   add_step_listener([this](std::uint64_t) { auto_.end_step(runtime_); });
   set_outside_hook(&outside_allocation_hook);

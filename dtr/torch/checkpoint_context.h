@@ -20,7 +20,9 @@
 ///
 /// Beside it, each with one job: budget_blocks.h (the budgets the user
 /// set: base and scoped blocks), cell_table.h and remat_table.h (the live
-/// cells and rematerializers by id), boxed_call.h (how an operator is called,
+/// cells and rematerializers by id), parameter_watch.h and
+/// backward_passes.h (the autograd nodes that carry the gradient hook, and
+/// when a backward pass ends), boxed_call.h (how an operator is called,
 /// first run and replay alike), run_listener.h (the events the trace
 /// recorder and auto's step recording both receive, through notify()),
 /// op_rules.h (the table of special operators), accounting.h (what the
@@ -45,13 +47,14 @@
 #include "dtr/core/runtime.h"
 #include "dtr/torch/accounting.h"
 #include "dtr/torch/auto_heuristic.h"
-#include "dtr/torch/autograd_node_ptr.h"
+#include "dtr/torch/backward_passes.h"
 #include "dtr/torch/budget_blocks.h"
 #include "dtr/torch/cell_table.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/kernel_parts.h"
 #include "dtr/torch/op_rules.h"
+#include "dtr/torch/parameter_watch.h"
 #include "dtr/torch/remat_table.h"
 #include "dtr/torch/replay_check.h"
 #include "dtr/torch/run_listener.h"
@@ -135,9 +138,6 @@ class Context final : public Executor {
   bool set_staging(bool on);
 
   // Autograd (gradients.cpp).
-  /// A plain leaf that requires grad was read: make its gradient plain.
-  void watch_parameter(const at::Tensor& t);
-  void watch_parameters_of(const at::Tensor& t);
   /// Called from a parameter's gradient hook during backward.
   at::Tensor parameter_gradient(const at::Tensor& grad);
   void on_backward_end(std::thread::id thread);
@@ -326,20 +326,13 @@ class Context final : public Executor {
   std::int64_t room_ns_ = 0;      // Note [Op costs exclude making room]
   bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
   std::unique_ptr<ReplayCheck> replay_check_;  // DTR_CHECK_REPLAYS=1
-  // gradients.cpp: AccumulateGrad nodes carrying the gradient hook.
-  std::unordered_map<const void*, WeakNodePtr> watched_;
-  std::size_t watched_sweep_at_ = 64;
-  struct BackwardState {      // per thread: Note [Lineage cut]
-    bool cut_queued = false;  // a lineage cut waits for backward's end
-    std::uint64_t generation = 0;
-    int nested = 0;  // Note [Nested backward passes]
-    bool cut_deferred = false;
-  };
-  std::unordered_map<std::thread::id, BackwardState> backward_;
+  // gradients.cpp: Note [Plain parameter gradients], Note [Lineage cut].
+  ParameterWatch parameters_;
+  BackwardPasses backward_passes_;
   void queue_cut();
-  // Autograd nodes watch_parameters_of() walked (weak: see there).
-  std::unordered_map<const void*, WeakNodePtr> walked_;
-  std::size_t walked_sweep_at_ = 1024;
 };
+
+/// The hook that makes a parameter's gradient plain (gradients.cpp).
+std::unique_ptr<torch::autograd::FunctionPreHook> make_parameter_gradient_hook();
 
 }  // namespace dtr::pt

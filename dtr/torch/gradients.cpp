@@ -3,7 +3,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include "dtr/torch/checkpoint_context.h"
@@ -53,9 +52,8 @@ at::Tensor checkpoint(const at::Tensor& t) {
 // the step can be replayed against the new weights. Double backward
 // (create_graph=True) keeps checkpointed gradients: they are in a graph.
 // The hook is a pre-hook of the parameter's AccumulateGrad node: adding a
-// tensor hook from C++ would drop hooks the program registered from Python.
-// The node lives as long as some graph uses it, so a parameter is watched
-// per node, and re-watched when a new graph makes a new node.
+// tensor hook from C++ would drop hooks the program registered from Python
+// (ParameterWatch keeps track of which nodes carry it).
 struct ParameterGradientHook final : torch::autograd::FunctionPreHook {
   torch::autograd::variable_list operator()(
       const torch::autograd::variable_list& grads) override {
@@ -67,48 +65,8 @@ struct ParameterGradientHook final : torch::autograd::FunctionPreHook {
   }
 };
 
-void Context::watch_parameter(const at::Tensor& t) {
-  NodePtr node = torch::autograd::impl::grad_accumulator(t);
-  if (!node) return;
-  auto it = watched_.find(node.get());
-  if (it != watched_.end() && it->second.lock() == node) return;
-  if (watched_.size() >= watched_sweep_at_) {  // graphs that died
-    for (auto w = watched_.begin(); w != watched_.end();) {
-      w = w->second.expired() ? watched_.erase(w) : std::next(w);
-    }
-    watched_sweep_at_ = 2 * watched_.size() + 64;
-  }
-  watched_.insert_or_assign(node.get(), WeakNodePtr(node));
-  node->add_pre_hook(std::make_unique<ParameterGradientHook>());
-}
-
-// A plain non-leaf input (`weight.t()` inside linear) was computed from
-// plain tensors only: its parameters are the AccumulateGrad leaves of its
-// autograd history. Walked once per node per backward pass.
-void Context::watch_parameters_of(const at::Tensor& t) {
-  std::vector<NodePtr> work{t.grad_fn()};
-  while (!work.empty()) {
-    NodePtr node = std::move(work.back());
-    work.pop_back();
-    if (node == nullptr) continue;
-    // Keyed by address, checked by identity: a graph that died without a
-    // backward pass leaves addresses that new nodes reuse.
-    auto it = walked_.find(node.get());
-    if (it != walked_.end() && it->second.lock() == node) continue;
-    walked_.insert_or_assign(node.get(), WeakNodePtr(node));
-    if (auto* acc =
-            dynamic_cast<torch::autograd::AccumulateGrad*>(node.get())) {
-      watch_parameter(acc->variable);
-      continue;
-    }
-    for (const auto& edge : node->next_edges()) work.push_back(edge.function);
-  }
-  if (walked_.size() >= walked_sweep_at_) {
-    for (auto w = walked_.begin(); w != walked_.end();) {
-      w = w->second.expired() ? walked_.erase(w) : std::next(w);
-    }
-    walked_sweep_at_ = 2 * walked_.size() + 1024;
-  }
+std::unique_ptr<torch::autograd::FunctionPreHook> make_parameter_gradient_hook() {
+  return std::make_unique<ParameterGradientHook>();
 }
 
 at::Tensor Context::parameter_gradient(const at::Tensor& grad) {
@@ -121,8 +79,7 @@ at::Tensor Context::parameter_gradient(const at::Tensor& grad) {
 void Context::on_cut_callback_dropped(std::thread::id thread,
                                       std::uint64_t generation) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  BackwardState& b = backward_[thread];
-  if (generation == b.generation) b.cut_queued = false;
+  backward_passes_.callback_dropped(thread, generation);
 }
 
 // Note [Nested backward passes]
@@ -133,22 +90,21 @@ void Context::on_cut_callback_dropped(std::thread::id thread,
 // nested region (python/dtr/_modules.py). Every thread has its own passes.
 void Context::enter_nested_backward() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  ++backward_[std::this_thread::get_id()].nested;
+  backward_passes_.enter_nested(std::this_thread::get_id());
 }
 
 void Context::exit_nested_backward() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  BackwardState& b = backward_[std::this_thread::get_id()];
-  if (--b.nested == 0 && b.cut_deferred) {
-    b.cut_deferred = false;
+  if (backward_passes_.exit_nested(std::this_thread::get_id())) {
     queue_cut();  // we are inside the outer pass: cut at its end
   }
 }
 
 void Context::queue_cut() {
   const std::thread::id thread = std::this_thread::get_id();
-  BackwardState& b = backward_[thread];
-  if (b.cut_queued) return;
+  const std::optional<std::uint64_t> generation =
+      backward_passes_.want_cut(thread);
+  if (!generation) return;
   // The engine drops a failed backward's callbacks unrun: the token's
   // destructor then re-arms the queueing, or no cut would ever come.
   struct Token {  // built in place: a temporary's destructor would re-arm
@@ -159,8 +115,7 @@ void Context::queue_cut() {
     std::thread::id thread;
     std::uint64_t generation;
   };
-  b.cut_queued = true;
-  auto token = std::make_shared<Token>(thread, ++b.generation);
+  auto token = std::make_shared<Token>(thread, *generation);
   // The callback runs at the end of this thread's current backward pass.
   torch::autograd::Engine::get_default_engine().queue_callback(
       [token] { Context::get().on_backward_end(token->thread); });
@@ -168,13 +123,8 @@ void Context::queue_cut() {
 
 void Context::on_backward_end(std::thread::id thread) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  BackwardState& b = backward_[thread];
-  b.cut_queued = false;
-  if (b.nested > 0) {
-    b.cut_deferred = true;
-    return;
-  }
-  walked_.clear();  // a new graph comes next
+  if (!backward_passes_.pass_ended(thread)) return;
+  parameters_.forget_walks();  // a new graph comes next
   explained([&] { cut_lineage(thread); });
 }
 

@@ -157,11 +157,7 @@ void Context::note_parameters(const Args& args) {
     for_each_tensor(a, [&](const at::Tensor& t) {
       if (!t.defined() || as_checkpoint(t) != nullptr || !t.requires_grad())
         return;
-      if (t.is_leaf()) {
-        watch_parameter(t);
-      } else {
-        watch_parameters_of(t);
-      }
+      parameters_.note(t);
     });
   }
 }
