@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <sstream>
 #include <unordered_set>
 
 #include "dtr/core/error.h"
@@ -22,18 +21,6 @@ namespace {
 std::string heuristic_from_env() {
   const char* name = std::getenv("DTR_HEURISTIC");
   return name != nullptr ? name : "auto";
-}
-
-// Note [The floor]: a lower bound, and a budget that fits.
-std::string floor_hint(std::int64_t floor, BudgetScope scope) {
-  const char* peak = scope == BudgetScope::kProcess ? "allocator_peak_bytes"
-                                                    : "dtr_peak_bytes";
-  return detail::concat(
-      "The budget must be at least ", floor,
-      " bytes (a lower bound: the floor of this operator, at this point; "
-      "later operators may need more). The peak of a run without a budget "
-      "(stats: ",
-      peak, ") is a budget that fits; or reduce the batch");
 }
 
 }  // namespace
@@ -187,15 +174,14 @@ void Context::make_room_hook(std::int64_t pending, std::int64_t bytes) {
   c.sync_process_budget(pending);
   const std::int64_t needed = c.moved_bytes_ + pending + bytes;
   c.explained([&] { c.runtime_.make_room(needed); });
-  c.dtr_peak_bytes_ =
-      std::max(c.dtr_peak_bytes_, c.runtime_.stats().memory_bytes + needed);
+  c.budget_.note_peak(c.runtime_.stats().memory_bytes + needed);
 }
 
 // Plain allocations evict only under a process budget, and never from
 // inside a runtime call (whose own window hook makes room).
 void Context::outside_allocation_hook(std::int64_t, std::int64_t bytes) {
   Context& c = get();
-  if (c.budget_scope_ != BudgetScope::kProcess) return;
+  if (!c.budget_.bounds_process()) return;
   // Another thread inside the kernel (an intra-op worker, or a thread
   // that waits for this one) must not be waited for: skip, not deadlock.
   std::unique_lock<std::recursive_mutex> lock(c.mutex_, std::try_to_lock);
@@ -204,16 +190,7 @@ void Context::outside_allocation_hook(std::int64_t, std::int64_t bytes) {
   make_room_hook(0, bytes);
 }
 
-// Note [The floor]
-// Out of memory means the values that cannot be evicted right now, plus
-// what the operator is allocating, exceed the budget: a floor of this
-// program, not bad luck of the heuristic. Say how big it is and what it
-// is made of, so the user knows which budget would work. It is the floor
-// of the operator that failed, at the moment it failed: a lower bound on
-// the program's, since operators that have not run yet may need more: a
-// budget raised to exactly this floor can fail again at a later operator.
-// So the hint says it is a lower bound, and names the budget known to
-// fit: the peak of a run without one.
+// Note [The floor] (budget_state.cpp)
 std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
   const Graph& g = runtime_.graph();
   std::int64_t held = 0;
@@ -225,35 +202,11 @@ std::string Context::explain_out_of_memory(const OutOfMemory& e) const {
       held += g.storage(s).bytes;
     }
   });
-  // The runtime threw with nothing evictable left: what is in use now
-  // cannot go, and the operator still needs `needed` on top of it.
-  const std::int64_t unevictable = e.used_bytes();
-  const std::int64_t floor = unevictable + e.needed_bytes();
-  const std::int64_t outside = budget_scope_ == BudgetScope::kProcess
-                                   ? limit_bytes_ - e.budget_bytes()
-                                   : 0;
-  std::ostringstream out;
-  out << "[dtr] out of memory" << (current_op_ ? " in " : "")
-      << (current_op_ ? *current_op_ : std::string()) << ": the budget of "
-      << (budget_scope_ == BudgetScope::kProcess ? limit_bytes_
-                                                 : e.budget_bytes())
-      << " bytes is below this program's floor of at least " << floor + outside
-      << " bytes (" << e.needed_bytes()
-      << " for this operator's outputs and temporaries, " << held
-      << " held: values the program keeps, optimizer state and inputs, "
-      << std::max<std::int64_t>(unevictable - held, 0)
-      << " locked: the operator's inputs";
-  if (budget_scope_ == BudgetScope::kProcess) {
-    out << ", " << outside
-        << " outside DTR: parameters, gradients, optimizer state";
-  }
-  out << "; " << e.evictable_bytes() << " bytes were evicted for it). "
-      << floor_hint(floor + outside, budget_scope_);
-  return out.str();
+  return budget_.explain(e, held, current_op_);
 }
 
 void Context::note_peak() {
-  dtr_peak_bytes_ = std::max(dtr_peak_bytes_, runtime_.stats().memory_bytes);
+  budget_.note_peak(runtime_.stats().memory_bytes);
 }
 
 at::Tensor Context::wrap_constant(const at::Tensor& t) {
@@ -437,9 +390,9 @@ Stats Context::stats() {
   const RuntimeStats& rs = runtime_.stats();
   const AllocatorCounters ac = accounting_.counters();
   Stats s;
-  s.budget_bytes = limit_bytes_;
+  s.budget_bytes = budget_.limit();
   s.dtr_bytes = rs.memory_bytes;
-  s.dtr_peak_bytes = std::max(dtr_peak_bytes_, rs.memory_bytes);
+  s.dtr_peak_bytes = std::max(budget_.peak(), rs.memory_bytes);
   s.allocator_bytes = ac.bytes;
   s.allocator_peak_bytes = ac.peak_bytes;
   s.outside_bytes = ac.bytes - rs.memory_bytes;
@@ -492,7 +445,7 @@ void Context::evict_all() {
 
 void Context::reset_peak() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  dtr_peak_bytes_ = runtime_.stats().memory_bytes;
+  budget_.reset_peak(runtime_.stats().memory_bytes);
   accounting_.reset_peak();
 }
 

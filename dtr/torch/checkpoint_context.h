@@ -18,8 +18,8 @@
 ///   profiling.cpp           dtr.profile: the Chrome trace's spans
 ///   api.cpp, register.cpp   the C++ API and the torch.ops.dtr operators
 ///
-/// Beside it, each with one job: budget_blocks.h (the budgets the user
-/// set: base and scoped blocks), cell_table.h and remat_table.h (the live
+/// Beside it, each with one job: budget_state.h (the budget in force and
+/// its out-of-memory message; budget_blocks.h, the budgets the user set), cell_table.h and remat_table.h (the live
 /// cells and rematerializers by id), parameter_watch.h and
 /// backward_passes.h (the autograd nodes that carry the gradient hook, and
 /// when a backward pass ends), boxed_call.h (how an operator is called,
@@ -48,7 +48,7 @@
 #include "dtr/torch/accounting.h"
 #include "dtr/torch/auto_heuristic.h"
 #include "dtr/torch/backward_passes.h"
-#include "dtr/torch/budget_blocks.h"
+#include "dtr/torch/budget_state.h"
 #include "dtr/torch/cell_table.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
@@ -263,7 +263,7 @@ class Context final : public Executor {
   static void outside_allocation_hook(std::int64_t pending, std::int64_t bytes);
   void sync_process_budget(std::int64_t pending);
   // budget.cpp
-  /// Puts what budgets_ says is in force into effect.
+  /// Puts what the user set into force, in budget_ and the runtime.
   void apply_budget();
   std::string explain_out_of_memory(const OutOfMemory& e) const;
   /// Runs f(); an OutOfMemory leaves it explained.
@@ -302,10 +302,7 @@ class Context final : public Executor {
   std::vector<Pending> pending_;
   int core_depth_ = 0;
   CostModel cost_model_ = CostModel::kMeasured;
-  BudgetScope budget_scope_ = BudgetScope::kCheckpointed;
-  BudgetBlocks budgets_;                   // what the user set
-  std::int64_t limit_bytes_ = kUnlimited;  // the budget in force
-  std::int64_t dtr_peak_bytes_ = 0;
+  BudgetState budget_;  // what the user set, what is in force, the peak
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t escapes_ = 0;  // see Note [Escapes]
   std::unordered_set<std::string> warned_escapes_;
