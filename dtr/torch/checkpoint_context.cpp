@@ -136,10 +136,7 @@ void Context::on_cell_dead(Cell& cell) {
 void Context::on_remat_dead(Remat& remat) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   remats_.erase(remat.op_id, &remat);
-  for (const c10::StorageImpl* s : remat.captured) {
-    auto it = captured_.find(s);
-    if (it != captured_.end() && --it->second == 0) captured_.erase(it);
-  }
+  for (const c10::StorageImpl* s : remat.captured) shared_.release_capture(s);
 }
 
 std::int64_t Context::cost_of(std::int64_t elapsed_ns,
@@ -247,8 +244,9 @@ at::Tensor Context::wrap_constant(const at::Tensor& t) {
 // x[0] and x[1]) is an alias in the same storage, so a write through one
 // sees every lineage that reads the other.
 TensorId Context::checkpoint_id(const at::Tensor& t) {
-  auto found = checkpointed_buffers_.find(t.storage().unsafeGetStorageImpl());
-  if (found == checkpointed_buffers_.end()) {
+  const std::optional<StorageId> shared =
+      shared_.storage_of_input(t.storage().unsafeGetStorageImpl());
+  if (!shared) {
     runtime_.begin_call({});
     OutputSpec spec{0, -1};
     const TensorId id = runtime_.end_call("checkpoint", {}, {&spec, 1}, 0)[0];
@@ -256,7 +254,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
     return id;
   }
   TensorId member = kNoId;
-  for (TensorId m : runtime_.graph().storage(found->second).tensors) {
+  for (TensorId m : runtime_.graph().storage(*shared).tensors) {
     if (cells_.live(m)) member = m;
   }
   DTR_ASSERT(member != kNoId, "checkpointed buffer without a live cell");
@@ -279,30 +277,21 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
 // never in a copy (plan_external_write).
 void Context::mark_visible(Cell& cell, at::Tensor buffer) {
   cell.external = std::move(buffer);
-  const StorageId s = runtime_.graph().tensor(cell.id).storage;
-  ++visible_storages_[s];
-  if (cell.program_input) {
-    checkpointed_buffers_.emplace(
-        cell.external.storage().unsafeGetStorageImpl(), s);
-  }
+  shared_.add_visible(runtime_.graph().tensor(cell.id).storage,
+                      cell.program_input
+                          ? cell.external.storage().unsafeGetStorageImpl()
+                          : nullptr);
 }
 
 void Context::unmark_visible(const Cell& cell) {
   if (!cell.external.defined()) return;
-  const StorageId s = runtime_.graph().tensor(cell.id).storage;
-  auto it = visible_storages_.find(s);
-  if (it == visible_storages_.end() || --it->second > 0) return;
-  visible_storages_.erase(it);
-  auto b = checkpointed_buffers_.find(
-      cell.external.storage().unsafeGetStorageImpl());
-  if (b != checkpointed_buffers_.end() && b->second == s) {
-    checkpointed_buffers_.erase(b);
-  }
+  shared_.remove_visible(runtime_.graph().tensor(cell.id).storage,
+                         cell.external.storage().unsafeGetStorageImpl());
 }
 
 bool Context::program_visible(const Cell& cell) const {
   return cell.external.defined() ||
-         visible_storages_.count(runtime_.graph().tensor(cell.id).storage);
+         shared_.visible(runtime_.graph().tensor(cell.id).storage);
 }
 
 at::Tensor Context::decheckpoint(const at::Tensor& t) {

@@ -58,6 +58,7 @@
 #include "dtr/torch/remat_table.h"
 #include "dtr/torch/replay_check.h"
 #include "dtr/torch/run_listener.h"
+#include "dtr/torch/shared_buffers.h"
 #include "dtr/torch/trace_recorder.h"
 
 namespace torch::autograd {
@@ -284,11 +285,7 @@ class Context final : public Executor {
   Runtime runtime_;
   CellTable cells_;
   RematTable remats_;
-  std::unordered_map<const c10::StorageImpl*, int> captured_;
-  // Note [Program-visible buffers]: live visible cells per storage, and
-  // the storage of each buffer given to checkpoint().
-  std::unordered_map<StorageId, int> visible_storages_;
-  std::unordered_map<const c10::StorageImpl*, StorageId> checkpointed_buffers_;
+  SharedBuffers shared_;  // Note [Program-visible buffers], captures
   struct Pending {
     TensorId id;
     bool unlock;

@@ -54,7 +54,7 @@ void Context::plan_write(const std::string& name, const at::Tensor& t,
   auto* w = as_checkpoint(t);
   if (w == nullptr) {  // a plain tensor: written in place
     if (!hidden) plan.direct = true;
-    if (captured_.count(storage_of(t)) != 0) plan.need_cut = true;
+    if (shared_.captured(storage_of(t))) plan.need_cut = true;
     if (!hidden && at::GradMode::is_enabled()) note_escape(name);
     return;
   }

@@ -59,7 +59,7 @@ void Context::build_remat(const c10::OperatorHandle& op, const Args& args,
       }
     } else if (const auto* s = storage_of(slots.values[k])) {
       remat->captured.push_back(s);
-      ++captured_[s];
+      shared_.capture(s);
       const at::Tensor& t = slots.values[k];
       remat->plain_inputs.push_back({static_cast<int>(k), version_of(t),
                                      t.storage().getWeakStorageImpl(), false,
