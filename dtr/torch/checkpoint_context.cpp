@@ -31,6 +31,8 @@ Context::Context()
     : accounting_(cpu_accounting()),
       runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
                make_heuristic("dtr"), this),
+      listeners_(auto_),
+      releases_(runtime_, listeners_),
       parameters_(&make_parameter_gradient_hook) {
   set_heuristic(heuristic_from_env());
   add_step_listener([this](std::uint64_t) { auto_.end_step(runtime_); });
@@ -50,70 +52,16 @@ std::shared_ptr<Cell> Context::new_cell(TensorId id, at::Tensor value) {
   return cell;
 }
 
-void Context::flush() {
-  ++core_depth_;
-  DeadIds dead;
-  try {
-    while (!pending_.empty()) {
-      Pending p = pending_.back();
-      pending_.pop_back();
-      if (p.unlock) {
-        runtime_.abort_call({&p.id, 1});
-        notify([&](RunListener& l) { l.unpin(p.id); });
-        retry_forget(runtime_.graph().tensor(p.id).storage, dead);
-        // Held past its release: the unlock evicts it (the core's evict on
-        // unlock), as the simulator's UNPIN does.
-      }
-      if (p.release) {
-        runtime_.release(p.id);
-        notify([&](RunListener& l) { l.release(p.id); });
-      }
-      if (p.forget) dead.push_back(p.id);
-    }
-    for (TensorId id : dead) forget(id);
-  } catch (...) {
-    --core_depth_;
-    throw;
-  }
-  --core_depth_;
-}
-
-// Note [Forgetting dead cells]
-// A dead Cell's value can never be read again: no handle, no Remat reads
-// it. The runtime forgets it (Runtime::forget), which frees its records
-// once its operator's outputs are all gone, so a training loop's graph
-// stays as large as one step instead of growing with every step. A cell
-// whose storage is still locked by a held sibling waits for the unlock.
-// A trace being recorded names tensors on its own (Note [Trace names]).
-void Context::forget(TensorId id) {
-  const StorageId s = runtime_.graph().tensor(id).storage;
-  if (runtime_.graph().storage(s).locks > 0) {
-    waiting_forget_[s].push_back(id);
-    return;
-  }
-  runtime_.forget(id);
-}
-
-void Context::retry_forget(StorageId s, DeadIds& dead) {
-  auto it = waiting_forget_.find(s);
-  if (it == waiting_forget_.end() || runtime_.graph().storage(s).locks > 0) {
-    return;
-  }
-  dead.append(it->second.begin(), it->second.end());
-  waiting_forget_.erase(it);
-}
-
 void Context::on_last_handle(Cell& cell) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (cell.held || !cell.core_ref) return;
   cell.core_ref = false;
-  pending_.push_back({cell.id, false, true, false});
-  if (core_depth_ == 0) flush();
+  releases_.release(cell.id);
 }
 
 // Note [Dying cells]
-// A cell dies once no handle and no live lineage can read it; flush()
-// forgets its value, which frees the storage for good once every value in
+// A cell dies once no handle and no live lineage can read it; the
+// release queue forgets its value, which frees the storage for good once every value in
 // it is forgotten (Runtime::forget). A storage that an alias still keeps
 // (a transposed view of a gate gradient dies while the gradient itself
 // is still read by a lineage) stays resident and evictable: the heuristic
@@ -128,9 +76,7 @@ void Context::on_cell_dead(Cell& cell) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   cells_.erase(cell.id);
   unmark_visible(cell);
-  // Forgotten in flush(): see Note [Dying cells].
-  pending_.push_back({cell.id, cell.held, cell.core_ref, true});
-  if (core_depth_ == 0) flush();
+  releases_.died(cell.id, cell.held, cell.core_ref);
 }
 
 void Context::on_remat_dead(Remat& remat) {
@@ -182,8 +128,8 @@ void Context::outside_allocation_hook(std::int64_t, std::int64_t bytes) {
   // Another thread inside the kernel (an intra-op worker, or a thread
   // that waits for this one) must not be waited for: skip, not deadlock.
   std::unique_lock<std::recursive_mutex> lock(c.mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || c.core_depth_ > 0) return;
-  CoreScope scope(c);
+  if (!lock.owns_lock() || c.releases_.busy()) return;
+  CoreScope scope(c.releases_);
   make_room_hook(0, bytes);
 }
 
@@ -214,7 +160,7 @@ at::Tensor Context::wrap_constant(const at::Tensor& t) {
             "[dtr] checkpoint: only dense CPU tensors are supported (dtr "
             "accounts for the CPU's memory only; docs/cuda.md), got ",
             t.toString(), " on ", t.device());
-  CoreScope scope(*this);
+  CoreScope scope(releases_);
   auto cell = new_cell(checkpoint_id(t), t.detach());  // t's version counter
   cell->external_grad_leaf = t.requires_grad() && t.is_leaf();
   cell->program_input = true;
@@ -250,7 +196,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
     runtime_.begin_call({});
     OutputSpec spec{0, -1};
     const TensorId id = runtime_.end_call("checkpoint", {}, {&spec, 1}, 0)[0];
-    notify([&](RunListener& l) { l.constant(id, 0); });
+    listeners_.notify([&](RunListener& l) { l.constant(id, 0); });
     return id;
   }
   TensorId member = kNoId;
@@ -261,7 +207,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
   CallGuard guard(runtime_, {&member, 1});
   OutputSpec spec{0, 0};
   const TensorId id = guard.end("checkpoint", {&spec, 1}, 0)[0];
-  notify([&](RunListener& l) {
+  listeners_.notify([&](RunListener& l) {
     l.call(runtime_.graph(), "checkpoint", {&member, 1}, {&id, 1}, {&spec, 1},
            0);
   });
@@ -301,7 +247,7 @@ at::Tensor Context::decheckpoint(const at::Tensor& t) {
   check_current(*w);
   std::shared_ptr<Cell> cell = w->handle()->cell;
   if (!cell->value.defined()) {
-    CoreScope scope(*this);
+    CoreScope scope(releases_);
     explained([&] { runtime_.materialize(cell->id); });
   }
   return cell->value;
@@ -320,8 +266,8 @@ at::Tensor Context::hold_value(const at::Tensor& t) {
 
 void Context::set_recorder(TraceRecorder* recorder) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  recorder_ = recorder;
-  if (recorder_ != nullptr) record_values_made_before();
+  listeners_.set_recorder(recorder);
+  if (recorder != nullptr) record_values_made_before(*recorder);
 }
 
 // Note [Values made before recording]
@@ -342,7 +288,7 @@ void Context::set_recorder(TraceRecorder* recorder) {
 // trace has no lineage that reads it, where the runtime could still
 // evict it: an under-estimate, only when recording begins mid-step, as
 // is an evicted value, written resident (the trace cannot say otherwise).
-void Context::record_values_made_before() {
+void Context::record_values_made_before(TraceRecorder& recorder) {
   const Graph& g = runtime_.graph();
   std::unordered_map<StorageId, TensorId> first_of;
   for (TensorId id = 0; id < cells_.end_id(); ++id) {
@@ -351,10 +297,10 @@ void Context::record_values_made_before() {
     const auto& t = g.tensor(id);
     auto [root, added] = first_of.try_emplace(t.storage, id);
     const std::int64_t cost = cell->held ? 0 : g.op(t.op).cost_ns;
-    recorder_->made_before(id, g.storage(t.storage).bytes,
+    recorder.made_before(id, g.storage(t.storage).bytes,
                            added ? kNoId : root->second, cost);
-    if (cell->held) recorder_->pin(id);
-    if (!cell->core_ref) recorder_->release(id);
+    if (cell->held) recorder.pin(id);
+    if (!cell->core_ref) recorder.release(id);
   }
 }
 
@@ -428,7 +374,7 @@ std::int64_t Context::held_bytes() const {
 
 void Context::evict_all() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  CoreScope scope(*this);
+  CoreScope scope(releases_);
   runtime_.evict_all();
 }
 

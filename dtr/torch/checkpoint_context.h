@@ -57,7 +57,8 @@
 #include "dtr/torch/parameter_watch.h"
 #include "dtr/torch/remat_table.h"
 #include "dtr/torch/replay_check.h"
-#include "dtr/torch/run_listener.h"
+#include "dtr/torch/release_queue.h"
+#include "dtr/torch/run_listeners.h"
 #include "dtr/torch/shared_buffers.h"
 #include "dtr/torch/trace_recorder.h"
 
@@ -164,20 +165,9 @@ class Context final : public Executor {
   static void after_fork_in_parent();
   static void after_fork_in_child();
   void inherit_settings(const Context& parent, bool consistent);
-  // Every runtime call that can recompute or evict runs inside a
-  // CoreScope: releases and unlocks triggered meanwhile (a Cell dying, a
-  // Handle swapped) are queued and applied when the outermost scope ends,
-  // after end_call or abort_call unlocked the inputs, so eager eviction
-  // sees them unlocked.
-  struct CoreScope {
-    Context& c;
-    explicit CoreScope(Context& ctx) : c(ctx) { ++c.core_depth_; }
-    ~CoreScope() {
-      if (--c.core_depth_ == 0) c.flush();
-    }
-    CoreScope(const CoreScope&) = delete;
-    CoreScope& operator=(const CoreScope&) = delete;
-  };
+  // Every runtime call that can recompute or evict runs inside one:
+  // release_queue.h.
+  using CoreScope = ReleaseQueue::Scope;
   struct CellCounts {
     int live = 0;     // cells of the storage still alive
     int held = 0;     // of which held
@@ -244,16 +234,8 @@ class Context final : public Executor {
   TensorId checkpoint_id(const at::Tensor& t);
   void mark_visible(Cell& cell, at::Tensor buffer);
   void unmark_visible(const Cell& cell);
-  void flush();
   /// Note [Values made before recording]
-  void record_values_made_before();
-  /// Sends an event to every active RunListener (the trace recorder,
-  /// auto's step), so that both see the same run.
-  template <typename F>
-  void notify(F&& event) {
-    if (recorder_ != nullptr) event(static_cast<RunListener&>(*recorder_));
-    if (auto_.enabled()) event(static_cast<RunListener&>(auto_.step()));
-  }
+  void record_values_made_before(TraceRecorder& recorder);
   void note_peak();
   /// Bytes of the storages of held cells (unevictable); O(cells).
   std::int64_t held_bytes() const;
@@ -283,21 +265,12 @@ class Context final : public Executor {
   std::recursive_mutex mutex_;
   Accounting& accounting_;  // of the device the wrapped values live on
   Runtime runtime_;
+  AutoHeuristic auto_;  // Note [Auto protocol]
+  RunListeners listeners_;  // the trace recorder, auto's step
+  ReleaseQueue releases_;
   CellTable cells_;
   RematTable remats_;
   SharedBuffers shared_;  // Note [Program-visible buffers], captures
-  struct Pending {
-    TensorId id;
-    bool unlock;
-    bool release;
-    bool forget;  // the cell died (Note [Forgetting dead cells])
-  };
-  void forget(TensorId id);
-  using DeadIds = c10::SmallVector<TensorId, 4>;  // flush(): forgotten last
-  void retry_forget(StorageId s, DeadIds& dead);
-  std::unordered_map<StorageId, std::vector<TensorId>> waiting_forget_;
-  std::vector<Pending> pending_;
-  int core_depth_ = 0;
   CostModel cost_model_ = CostModel::kMeasured;
   BudgetState budget_;  // what the user set, what is in force, the peak
   std::uint64_t lineage_cuts_ = 0;
@@ -309,9 +282,7 @@ class Context final : public Executor {
   // By schema address, which is stable while the operator is registered;
   // OpRules::id catches an address reused by another operator.
   std::unordered_map<const c10::FunctionSchema*, OpRules> rules_;
-  TraceRecorder* recorder_ = nullptr;
   trace::ProfileRecorder* profiler_ = nullptr;
-  AutoHeuristic auto_;  // Note [Auto protocol]
   std::uint64_t steps_ = 0;
   std::uint64_t ops_at_step_ = 0;  // ops_ when the current step began
   std::vector<StepListener> step_listeners_;

@@ -133,7 +133,7 @@ at::Tensor Context::take_plain(const at::Tensor& t) {
   check_current(*as_checkpoint(t));
   std::shared_ptr<Cell> cell = as_checkpoint(t)->handle()->cell;
   if (!cell->value.defined()) {
-    CoreScope scope(*this);
+    CoreScope scope(releases_);
     explained([&] { runtime_.materialize(cell->id); });
   }
   // A copy: shallow copies of `t` (.data) share its Handle, so nothing

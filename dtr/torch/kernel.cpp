@@ -108,7 +108,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   note_parameters(args);
   Slots slots = collect_slots(args, plan);
 
-  CoreScope scope(*this);
+  CoreScope scope(releases_);
   ++ops_;
   std::optional<CallGuard> guard;
   guard.emplace(runtime_, slots.ids);  // may rematerialize: may run out
@@ -125,7 +125,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     // is evicted (same buffer); the allocation hook tracks the real level.
     const std::span<const TensorId> ended = guard->end(name, out.specs, cost);
     const OutIds out_ids(ended.begin(), ended.end());
-    notify([&](RunListener& l) {
+    listeners_.notify([&](RunListener& l) {
       l.call(runtime_.graph(), name, slots.ids, out_ids, out.specs, cost);
     });
     for (std::size_t o = 0; o < out.specs.size(); ++o) {

@@ -191,7 +191,7 @@ void Context::copy_storage_on_write(TensorId member) {
     auto c = cells_.live(t);
     if (c && c->handles > 0) views.push_back(std::move(c));
   }
-  CoreScope scope(*this);
+  CoreScope scope(releases_);
   std::vector<TensorId> ids;
   for (const auto& c : views) ids.push_back(c->id);
   std::vector<std::shared_ptr<Cell>> copies;
@@ -206,7 +206,7 @@ void Context::copy_storage_on_write(TensorId member) {
     }
     OutputSpec spec{nbytes, -1};
     const TensorId root = guard.end("copy_on_write", {&spec, 1}, 1)[0];
-    notify([&](RunListener& l) {  // so that the holds below have names
+    listeners_.notify([&](RunListener& l) {  // so that the holds below have names
       l.call(runtime_.graph(), "copy_on_write", ids, {&root, 1}, {&spec, 1}, 1);
     });
     for (const auto& c : views) {
@@ -217,7 +217,7 @@ void Context::copy_storage_on_write(TensorId member) {
       OutputSpec view_spec{0, 0};
       const TensorId view =
           alias.end("copy_on_write_view", {&view_spec, 1}, 1)[0];
-      notify([&](RunListener& l) {
+      listeners_.notify([&](RunListener& l) {
         l.call(runtime_.graph(), "copy_on_write_view", {&root, 1}, {&view, 1},
                {&view_spec, 1}, 1);
       });
@@ -237,10 +237,10 @@ void Context::copy_storage_on_write(TensorId member) {
 
 void Context::hold(const std::shared_ptr<Cell>& cell) {
   if (cell->held) return;
-  CoreScope scope(*this);
+  CoreScope scope(releases_);
   runtime_.begin_call({&cell->id, 1});  // materializes and locks
   cell->held = true;
-  notify([&](RunListener& l) { l.pin(cell->id); });
+  listeners_.notify([&](RunListener& l) { l.pin(cell->id); });
   cell->remat.reset();
 }
 
@@ -284,7 +284,7 @@ void Context::hold_written(const Args& args, const MutationPlan& plan) {
 // reads a parameter another thread updates is not cut; the version check
 // refuses its replay (Note [Stale plain inputs]).
 void Context::cut_lineage(std::optional<std::thread::id> owner) {
-  CoreScope scope(*this);
+  CoreScope scope(releases_);
   ++lineage_cuts_;
   auto mine = [&](const auto& x) { return !owner || x.owner == *owner; };
   std::unordered_set<const Cell*> read_elsewhere;
@@ -311,7 +311,7 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
     if ((c->handles > 0 || read_elsewhere.count(c.get())) && !c->held) {
       runtime_.begin_call({&c->id, 1});
       c->held = true;
-      notify([&](RunListener& l) { l.pin(c->id); });
+      listeners_.notify([&](RunListener& l) { l.pin(c->id); });
       if (debug_) {
         const Graph& g = runtime_.graph();
         std::fprintf(
@@ -325,7 +325,7 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   live.clear();
   // The trace cannot say whose lineage a cut ends: only a cut of every
   // live value's is written.
-  if (!others) notify([](RunListener& l) { l.annotate("LINEAGE_CUT"); });
+  if (!others) listeners_.notify([](RunListener& l) { l.annotate("LINEAGE_CUT"); });
 }
 
 // Note [Escapes]

@@ -219,7 +219,7 @@ std::tuple<at::Tensor, at::Tensor> rrelu_with_noise_functional(
 // Runs `op` on the plain values of its arguments without recording it.
 void Context::call_plain(const c10::OperatorHandle& op,
                          torch::jit::Stack* stack, Args args) {
-  CoreScope scope(*this);
+  CoreScope scope(releases_);
   std::vector<std::shared_ptr<Cell>> cells;
   std::vector<TensorId> ids;
   for (const auto& a : args) {

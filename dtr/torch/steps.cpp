@@ -28,11 +28,11 @@ bool set_staging(bool on) {
 void Context::begin_step() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (steps_ > 0 && ops_ == ops_at_step_) return;
-  DTR_CHECK(core_depth_ == 0, "[dtr] begin_step inside an operator call");
+  DTR_CHECK(!releases_.busy(), "[dtr] begin_step inside an operator call");
   ++steps_;
   ops_at_step_ = ops_;
   runtime_.begin_step();
-  notify([](RunListener& l) { l.annotate("STEP"); });
+  listeners_.notify([](RunListener& l) { l.annotate("STEP"); });
   for (const StepListener& listener : step_listeners_) listener(steps_);
 }
 
