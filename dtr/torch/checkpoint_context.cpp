@@ -35,7 +35,6 @@ Context::Context()
       releases_(runtime_, listeners_),
       parameters_(&make_parameter_gradient_hook) {
   set_heuristic(heuristic_from_env());
-  add_step_listener([this](std::uint64_t) { auto_.end_step(runtime_); });
   set_outside_hook(&outside_allocation_hook);
   debug_ = std::getenv("DTR_DEBUG") != nullptr;
   if (std::getenv("DTR_CHECK_REPLAYS") != nullptr) {

@@ -5,7 +5,7 @@
 ///
 /// The class is implemented across files, one job each:
 ///   checkpoint_context.cpp  lifecycle, public operations, budget hook
-///   budget.cpp              the budget in force, process scope
+///   budget.cpp              set_budget, scoped budgets, DTR's share
 ///   kernel.cpp              Context::call: the orchestration of one op
 ///   special_ops.cpp         ops not recorded as themselves (views, splits)
 ///   mutation.cpp            in-place writes: plan, copy-on-write, cuts
@@ -13,21 +13,27 @@
 ///   gradients.cpp           autograd: checkpoint(), parameter gradients
 ///   debug_dump.cpp          DTR_DEBUG output
 ///   replay_check.cpp        DTR_CHECK_REPLAYS: replays against the originals
-///   steps.cpp               step boundaries and their listeners
+///   steps.cpp               step boundaries, staging
 ///   fork.cpp                the context of a child of fork()
 ///   profiling.cpp           dtr.profile: the Chrome trace's spans
 ///   api.cpp, register.cpp   the C++ API and the torch.ops.dtr operators
 ///
-/// Beside it, each with one job: budget_state.h (the budget in force and
-/// its out-of-memory message; budget_blocks.h, the budgets the user set), cell_table.h and remat_table.h (the live
-/// cells and rematerializers by id), parameter_watch.h and
-/// backward_passes.h (the autograd nodes that carry the gradient hook, and
-/// when a backward pass ends), boxed_call.h (how an operator is called,
-/// first run and replay alike), run_listener.h (the events the trace
-/// recorder and auto's step recording both receive, through notify()),
-/// op_rules.h (the table of special operators), accounting.h (what the
-/// budget sees of a device's memory; counting_allocator.h is the CPU's),
-/// checkpoint_tensor.h (wrapper, Handle, Cell, Remat).
+/// Its parts, each with one job and a header of its own:
+///   budget_state.h          the budget in force, the peak, the
+///                           out-of-memory message (budget_blocks.h: what
+///                           the user set)
+///   cell_table.h, remat_table.h   the live cells and rematerializers
+///   release_queue.h         releases and deaths, applied after a call
+///   run_listeners.h         the trace recorder and auto's step, fed alike
+///   shared_buffers.h        buffers the program and DTR both reach
+///   parameter_watch.h       which parameters carry the gradient hook
+///   backward_passes.h       when a backward pass ends: the lineage cut
+///   op_rules.h              the table of special operators, cached rules
+///   accounting.h            a device's memory as the budget sees it
+///                           (counting_allocator.h: the CPU's)
+///   boxed_call.h            how an operator is called, first run and
+///                           replay alike
+///   checkpoint_tensor.h     the wrapper, Handle, Cell, Remat
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
@@ -132,10 +138,6 @@ class Context final : public Executor {
   /// the last boundary (then this is the same boundary).
   void begin_step();
   std::uint64_t steps();
-  /// Called at each boundary with the number of the step that begins
-  /// (1 for the first), under the context's mutex, outside any op.
-  using StepListener = std::function<void(std::uint64_t step)>;
-  void add_step_listener(StepListener listener);
   /// Staging on or off (Note [Staging]); returns whether it was on.
   bool set_staging(bool on);
 
@@ -182,8 +184,6 @@ class Context final : public Executor {
   // special_ops.cpp
   bool route_special(const c10::OperatorHandle& op, const OpRules& rules,
                      torch::jit::Stack* stack, Args& args);
-  /// The rules of `op`, worked out at its first call (op_rules.h).
-  const OpRules& rules_for(const c10::OperatorHandle& op);
   void call_in_place_view(const c10::OperatorHandle& view,
                           torch::jit::Stack* stack, Args& args);
   void call_unsafe_split(const c10::OperatorHandle& op,
@@ -279,13 +279,10 @@ class Context final : public Executor {
   std::uint64_t ops_ = 0;
   StagingStats staging_totals_;              // of stagings turned off
   const std::string* current_op_ = nullptr;  // for out-of-memory messages
-  // By schema address, which is stable while the operator is registered;
-  // OpRules::id catches an address reused by another operator.
-  std::unordered_map<const c10::FunctionSchema*, OpRules> rules_;
+  OpRulesCache rules_;
   trace::ProfileRecorder* profiler_ = nullptr;
   std::uint64_t steps_ = 0;
   std::uint64_t ops_at_step_ = 0;  // ops_ when the current step began
-  std::vector<StepListener> step_listeners_;
   bool in_unsafe_split_ = false;  // see Note [unsafe_split]
   std::int64_t moved_bytes_ = 0;  // Note [Room for moved writes]
   std::int64_t room_ns_ = 0;      // Note [Op costs exclude making room]

@@ -74,7 +74,7 @@ void Context::call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 void Context::call_unexplained(const c10::OperatorHandle& op,
                                torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
-  const OpRules& rules = rules_for(op);
+  const OpRules& rules = rules_.of(op);
   const std::string& name = rules.name;
   if (profiler_ != nullptr) profiler_->begin_span();
   struct OpSpan {  // closes the profile's span on every way out
@@ -141,14 +141,6 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   }
   if (plan.direct) hold_written(args, plan);
   wrap_results(stack, args, out, out_cells);
-}
-
-const OpRules& Context::rules_for(const c10::OperatorHandle& op) {
-  auto it = rules_.find(&op.schema());
-  if (it != rules_.end() && it->second.id == op.operator_name()) {
-    return it->second;
-  }
-  return rules_.insert_or_assign(&op.schema(), rules_of(op)).first->second;
 }
 
 void Context::note_parameters(const Args& args) {

@@ -138,6 +138,14 @@ OpRules rules_of(const c10::OperatorHandle& op) {
   return r;
 }
 
+const OpRules& OpRulesCache::of(const c10::OperatorHandle& op) {
+  auto it = rules_.find(&op.schema());
+  if (it != rules_.end() && it->second.id == op.operator_name()) {
+    return it->second;
+  }
+  return rules_.insert_or_assign(&op.schema(), rules_of(op)).first->second;
+}
+
 std::vector<std::string> special_op_names() {
   std::vector<std::string> names;
   for (const SpecialOp& row : kSpecialOps) names.emplace_back(row.name);

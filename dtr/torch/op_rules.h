@@ -4,12 +4,13 @@
 /// name beside what is special about it and, for those not recorded as one
 /// call of themselves, the route to its handler (special_ops.cpp). The
 /// kernel works an operator's rules out once, at its first call
-/// (Context::rules_for), since it runs on every call.
+/// (OpRulesCache), since it runs on every call.
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dtr::pt {
@@ -48,6 +49,17 @@ struct OpRules {
   std::optional<int> device_arg;            ///< kToCopy: the device argument
 };
 OpRules rules_of(const c10::OperatorHandle& op);
+
+/// Each operator's rules, worked out at its first call.
+class OpRulesCache {
+ public:
+  const OpRules& of(const c10::OperatorHandle& op);
+
+ private:
+  // By schema address, which is stable while the operator is registered;
+  // OpRules::id catches an address reused by another operator.
+  std::unordered_map<const c10::FunctionSchema*, OpRules> rules_;
+};
 
 /// The names of kSpecialOps' rows, in order (for tests: each must name an
 /// operator this PyTorch has).

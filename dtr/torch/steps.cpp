@@ -22,9 +22,9 @@ bool set_staging(bool on) {
 // so a begin_step() with no operator call since the last boundary is that
 // same boundary, not a new, empty step (kernel calls decide, not
 // checkpoint() of the inputs). At a boundary the runtime's staging moves to
-// the next step, a recorded trace gets a STEP mark, and the listeners
-// (auto) hear of it once, under the mutex and outside any op, so they may
-// change the runtime's heuristic.
+// the next step, a recorded trace gets a STEP mark, and auto hears of it
+// once, under the mutex and outside any op, so it may change the runtime's
+// heuristic.
 void Context::begin_step() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (steps_ > 0 && ops_ == ops_at_step_) return;
@@ -33,17 +33,12 @@ void Context::begin_step() {
   ops_at_step_ = ops_;
   runtime_.begin_step();
   listeners_.notify([](RunListener& l) { l.annotate("STEP"); });
-  for (const StepListener& listener : step_listeners_) listener(steps_);
+  auto_.end_step(runtime_);
 }
 
 std::uint64_t Context::steps() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   return steps_;
-}
-
-void Context::add_step_listener(StepListener listener) {
-  std::lock_guard<std::recursive_mutex> lock(mutex_);
-  step_listeners_.push_back(std::move(listener));
 }
 
 bool Context::set_staging(bool on) {
