@@ -60,17 +60,17 @@ void Context::on_last_handle(Cell& cell) {
 
 // Note [Dying cells]
 // A cell dies once no handle and no live lineage can read it; the
-// release queue forgets its value, which frees the storage for good once every value in
-// it is forgotten (Runtime::forget). A storage that an alias still keeps
-// (a transposed view of a gate gradient dies while the gradient itself
-// is still read by a lineage) stays resident and evictable: the heuristic
-// decides when it goes, as in the simulator (dtr/sim/dead_values.h), which
-// replays the recorded trace to predict this run. Until session 15 the
-// layer also evicted such a storage at once if it had no handle: outside
-// the heuristic's choice, unknown to the trace, and costly. nn.GRU at 0.6
-// of its peak (bench/torch/rnn_vs_sim.py gru 0.6 --cost-model bytes)
-// replayed 16,170 times per step against the simulator's 10,746 on the
-// same trace; it now replays 10,746, as predicted.
+// release queue forgets its value, which frees the storage for good once every
+// value in it is forgotten (Runtime::forget). A storage that an alias still
+// keeps (a transposed view of a gate gradient dies while the gradient itself is
+// still read by a lineage) stays resident and evictable: the heuristic decides
+// when it goes, as in the simulator (dtr/sim/dead_values.h), which replays the
+// recorded trace to predict this run. Until session 15 the layer also evicted
+// such a storage at once if it had no handle: outside the heuristic's choice,
+// unknown to the trace, and costly. nn.GRU at 0.6 of its peak
+// (bench/torch/rnn_vs_sim.py gru 0.6 --cost-model bytes) replayed 16,170 times
+// per step against the simulator's 10,746 on the same trace; it now replays
+// 10,746, as predicted.
 void Context::on_cell_dead(Cell& cell) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   cells_.erase(cell.id);
@@ -297,7 +297,7 @@ void Context::record_values_made_before(TraceRecorder& recorder) {
     auto [root, added] = first_of.try_emplace(t.storage, id);
     const std::int64_t cost = cell->held ? 0 : g.op(t.op).cost_ns;
     recorder.made_before(id, g.storage(t.storage).bytes,
-                           added ? kNoId : root->second, cost);
+                         added ? kNoId : root->second, cost);
     if (cell->held) recorder.pin(id);
     if (!cell->core_ref) recorder.release(id);
   }

@@ -61,9 +61,9 @@
 #include "dtr/torch/kernel_parts.h"
 #include "dtr/torch/op_rules.h"
 #include "dtr/torch/parameter_watch.h"
+#include "dtr/torch/release_queue.h"
 #include "dtr/torch/remat_table.h"
 #include "dtr/torch/replay_check.h"
-#include "dtr/torch/release_queue.h"
 #include "dtr/torch/run_listeners.h"
 #include "dtr/torch/shared_buffers.h"
 #include "dtr/torch/trace_recorder.h"
@@ -265,7 +265,7 @@ class Context final : public Executor {
   std::recursive_mutex mutex_;
   Accounting& accounting_;  // of the device the wrapped values live on
   Runtime runtime_;
-  AutoHeuristic auto_;  // Note [Auto protocol]
+  AutoHeuristic auto_;      // Note [Auto protocol]
   RunListeners listeners_;  // the trace recorder, auto's step
   ReleaseQueue releases_;
   CellTable cells_;
@@ -283,10 +283,10 @@ class Context final : public Executor {
   trace::ProfileRecorder* profiler_ = nullptr;
   std::uint64_t steps_ = 0;
   std::uint64_t ops_at_step_ = 0;  // ops_ when the current step began
-  bool in_unsafe_split_ = false;  // see Note [unsafe_split]
-  std::int64_t moved_bytes_ = 0;  // Note [Room for moved writes]
-  std::int64_t room_ns_ = 0;      // Note [Op costs exclude making room]
-  bool debug_ = false;            // DTR_DEBUG=1: one line per kernel call
+  bool in_unsafe_split_ = false;   // see Note [unsafe_split]
+  std::int64_t moved_bytes_ = 0;   // Note [Room for moved writes]
+  std::int64_t room_ns_ = 0;       // Note [Op costs exclude making room]
+  bool debug_ = false;             // DTR_DEBUG=1: one line per kernel call
   std::unique_ptr<ReplayCheck> replay_check_;  // DTR_CHECK_REPLAYS=1
   // gradients.cpp: Note [Plain parameter gradients], Note [Lineage cut].
   ParameterWatch parameters_;
@@ -295,6 +295,7 @@ class Context final : public Executor {
 };
 
 /// The hook that makes a parameter's gradient plain (gradients.cpp).
-std::unique_ptr<torch::autograd::FunctionPreHook> make_parameter_gradient_hook();
+std::unique_ptr<torch::autograd::FunctionPreHook>
+make_parameter_gradient_hook();
 
 }  // namespace dtr::pt

@@ -85,8 +85,8 @@ void Context::after_fork_in_child() {
 
 void Context::inherit_settings(const Context& parent, bool consistent) {
   cost_model_ = parent.cost_model_;
-  budget_.blocks() = parent.budget_.blocks().for_child(
-      std::this_thread::get_id(), consistent);
+  budget_.blocks() =
+      parent.budget_.blocks().for_child(std::this_thread::get_id(), consistent);
   if (consistent) {
     if (parent.auto_.enabled()) {
       set_heuristic(std::string(sim::kAutoHeuristic));

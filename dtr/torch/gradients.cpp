@@ -65,7 +65,8 @@ struct ParameterGradientHook final : torch::autograd::FunctionPreHook {
   }
 };
 
-std::unique_ptr<torch::autograd::FunctionPreHook> make_parameter_gradient_hook() {
+std::unique_ptr<torch::autograd::FunctionPreHook>
+make_parameter_gradient_hook() {
   return std::make_unique<ParameterGradientHook>();
 }
 

@@ -206,7 +206,8 @@ void Context::copy_storage_on_write(TensorId member) {
     }
     OutputSpec spec{nbytes, -1};
     const TensorId root = guard.end("copy_on_write", {&spec, 1}, 1)[0];
-    listeners_.notify([&](RunListener& l) {  // so that the holds below have names
+    listeners_.notify([&](RunListener&
+                              l) {  // so that the holds below have names
       l.call(runtime_.graph(), "copy_on_write", ids, {&root, 1}, {&spec, 1}, 1);
     });
     for (const auto& c : views) {
@@ -325,7 +326,8 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   live.clear();
   // The trace cannot say whose lineage a cut ends: only a cut of every
   // live value's is written.
-  if (!others) listeners_.notify([](RunListener& l) { l.annotate("LINEAGE_CUT"); });
+  if (!others)
+    listeners_.notify([](RunListener& l) { l.annotate("LINEAGE_CUT"); });
 }
 
 // Note [Escapes]

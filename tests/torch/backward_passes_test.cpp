@@ -41,7 +41,7 @@ TEST(BackwardPassesTest, ANestedPassDefersItsCutToTheOuterPass) {
   passes.enter_nested(self);
   passes.enter_nested(self);
   ASSERT_TRUE(passes.want_cut(self).has_value());
-  EXPECT_FALSE(passes.pass_ended(self));  // the inner pass: deferred
+  EXPECT_FALSE(passes.pass_ended(self));   // the inner pass: deferred
   EXPECT_FALSE(passes.exit_nested(self));  // still one level in
   EXPECT_TRUE(passes.exit_nested(self));   // outermost: cut at outer end
   ASSERT_TRUE(passes.want_cut(self).has_value());
