@@ -171,6 +171,10 @@ class Runtime {
     options_.budget_bytes = budget_bytes;
   }
   std::int64_t budget_bytes() const { return options_.budget_bytes; }
+  /// Changes RuntimeOptions::remat_limit_ns; checked at the next replay.
+  void set_remat_limit(std::int64_t limit_ns) {
+    options_.remat_limit_ns = limit_ns;
+  }
   /// Sets the profiling hook (observer.h; not owned, nullptr: none). Set it
   /// between calls, not from inside one, or its spans will not balance.
   void set_observer(RuntimeObserver* observer) { observer_ = observer; }

@@ -57,6 +57,10 @@ void set_heuristic(const std::string& name) {
   Context::get().set_heuristic(name);
 }
 
+double set_thrash_limit(double ratio) {
+  return Context::get().set_thrash_limit(ratio);
+}
+
 std::string heuristic() {
   return Context::get().heuristic_name();
 }

@@ -28,6 +28,7 @@
 ///   shared_buffers.h        buffers the program and DTR both reach
 ///   parameter_watch.h       which parameters carry the gradient hook
 ///   backward_passes.h       when a backward pass ends: the lineage cut
+///   thrash_guard.h          the thrash limit and its warning
 ///   op_rules.h              the table of special operators, cached rules
 ///   accounting.h            a device's memory as the budget sees it
 ///                           (counting_allocator.h: the CPU's)
@@ -66,6 +67,7 @@
 #include "dtr/torch/replay_check.h"
 #include "dtr/torch/run_listeners.h"
 #include "dtr/torch/shared_buffers.h"
+#include "dtr/torch/thrash_guard.h"
 #include "dtr/torch/trace_recorder.h"
 
 namespace torch::autograd {
@@ -132,6 +134,8 @@ class Context final : public Executor {
   /// InvalidArgument naming an unknown one.
   void set_heuristic(const std::string& name);
   std::string heuristic_name();
+  /// Note [Thrash limit]; returns the previous limit.
+  double set_thrash_limit(double ratio);
 
   // Steps (steps.cpp): Note [Step boundaries].
   /// A step begins: the previous one ends, unless no operator ran since
@@ -249,7 +253,7 @@ class Context final : public Executor {
   /// Puts what the user set into force, in budget_ and the runtime.
   void apply_budget();
   std::string explain_out_of_memory(const OutOfMemory& e) const;
-  /// Runs f(); an OutOfMemory leaves it explained.
+  /// Runs f(); an OutOfMemory or a passed thrash limit leaves it explained.
   template <typename F>
   auto explained(F&& f) -> decltype(f()) {
     try {
@@ -259,6 +263,9 @@ class Context final : public Executor {
     } catch (const OutOfMemory& e) {
       if (debug_) dump_summary(std::cerr);
       throw ExplainedOutOfMemory(e, explain_out_of_memory(e));
+    } catch (const RematLimitExceeded& e) {
+      throw ThrashLimitExceeded(
+          thrash_.explain(e, runtime_.stats().model_compute_ns, current_op_));
     }
   }
 
@@ -273,6 +280,7 @@ class Context final : public Executor {
   SharedBuffers shared_;  // Note [Program-visible buffers], captures
   CostModel cost_model_ = CostModel::kMeasured;
   BudgetState budget_;  // what the user set, what is in force, the peak
+  ThrashGuard thrash_;  // Note [Thrash limit]
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t escapes_ = 0;  // see Note [Escapes]
   std::unordered_set<std::string> warned_escapes_;

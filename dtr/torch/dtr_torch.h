@@ -150,6 +150,21 @@ void evict_all();
 void reset_peak();
 std::string to_string(const Stats& s);
 
+/// The thrash limit (Note [Thrash limit], thrash_guard.h): a step whose
+/// recomputation passes `ratio` times its own compute throws
+/// ThrashLimitExceeded. Infinity (the default) sets none; then a step that
+/// recomputes more than 10 times its own compute is reported once on
+/// stderr. Returns the previous limit; throws dtr::InvalidArgument unless
+/// ratio > 0.
+double set_thrash_limit(double ratio);
+
+/// A step recomputed past the thrash limit; the message says how much and
+/// what to do. The results computed so far are intact.
+class ThrashLimitExceeded : public dtr::Error {
+ public:
+  using Error::Error;
+};
+
 /// An operator the kernel cannot run on checkpointed tensors; the message
 /// names it ("[dtr] aten::set_.source_Tensor: ...").
 class UnsupportedOperator : public dtr::Error {

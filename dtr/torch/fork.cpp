@@ -85,6 +85,7 @@ void Context::after_fork_in_child() {
 
 void Context::inherit_settings(const Context& parent, bool consistent) {
   cost_model_ = parent.cost_model_;
+  set_thrash_limit(parent.thrash_.limit());
   budget_.blocks() =
       parent.budget_.blocks().for_child(std::this_thread::get_id(), consistent);
   if (consistent) {

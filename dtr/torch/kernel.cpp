@@ -110,6 +110,10 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
 
   CoreScope scope(releases_);
   ++ops_;
+  if (thrash_.limited()) {  // Note [Thrash limit]: the step's compute grew
+    runtime_.set_remat_limit(
+        thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
+  }
   std::optional<CallGuard> guard;
   guard.emplace(runtime_, slots.ids);  // may rematerialize: may run out
   const RngCapture rng = capture_rng(rules, args);

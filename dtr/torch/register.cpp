@@ -258,6 +258,8 @@ TORCH_LIBRARY(dtr, m) {
   m.def("set_heuristic(str name) -> ()",
         [](std::string name) { dtr::pt::set_heuristic(name); });
   m.def("heuristic() -> str", [] { return dtr::pt::heuristic(); });
+  m.def("set_thrash_limit(float ratio) -> float",
+        [](double ratio) { return dtr::pt::set_thrash_limit(ratio); });
   m.def("heuristic_in_force() -> str",
         [] { return dtr::pt::stats().heuristic; });
   m.def("start_recording(str path) -> ()", &dtr::pt::op_start_recording);

@@ -1,6 +1,9 @@
-// Step boundaries (dtr_torch.h begin_step) and staging for the LibTorch
-// layer: the runtime replays the previous step's evictions (Note [Staging]
-// in dtr/core/staging.cpp); this file says where steps begin.
+// Step boundaries (dtr_torch.h begin_step), the thrash limit that each
+// step starts over, and staging: the runtime replays the previous step's
+// evictions (Note [Staging] in dtr/core/staging.cpp); this file says where
+// steps begin.
+#include <cstdio>
+
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/dtr_torch.h"
 
@@ -22,7 +25,8 @@ bool set_staging(bool on) {
 // so a begin_step() with no operator call since the last boundary is that
 // same boundary, not a new, empty step (kernel calls decide, not
 // checkpoint() of the inputs). At a boundary the runtime's staging moves to
-// the next step, a recorded trace gets a STEP mark, and auto hears of it
+// the next step, the thrash limit starts over (Note [Thrash limit]), a
+// recorded trace gets a STEP mark, and auto hears of it
 // once, under the mutex and outside any op, so it may change the runtime's
 // heuristic.
 void Context::begin_step() {
@@ -32,6 +36,11 @@ void Context::begin_step() {
   ++steps_;
   ops_at_step_ = ops_;
   runtime_.begin_step();
+  const RuntimeStats& rs = runtime_.stats();
+  if (thrash_.step_boundary(rs.model_compute_ns, rs.remat_compute_ns)) {
+    std::fprintf(stderr, "%s\n", thrash_.warning().c_str());
+  }
+  runtime_.set_remat_limit(thrash_.remat_limit_ns(rs.model_compute_ns));
   listeners_.notify([](RunListener& l) { l.annotate("STEP"); });
   auto_.end_step(runtime_);
 }
@@ -39,6 +48,14 @@ void Context::begin_step() {
 std::uint64_t Context::steps() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   return steps_;
+}
+
+double Context::set_thrash_limit(double ratio) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const double previous = thrash_.set_limit(ratio);
+  runtime_.set_remat_limit(
+      thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
+  return previous;
 }
 
 bool Context::set_staging(bool on) {

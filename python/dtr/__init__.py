@@ -230,6 +230,27 @@ def heuristic():
     return _ops.heuristic()
 
 
+def set_thrash_limit(ratio):
+    """Makes a training step whose recomputation passes `ratio` times its
+    own compute raise RuntimeError ("[dtr] thrashing ...") instead of
+    running on, many times slower, under a budget too close to the
+    program's floor. None (the default) sets no limit; then a step that
+    recomputes more than 10 times its own compute is reported once on
+    stderr. Returns the previous limit (None for none). `ratio`: a number
+    > 0; TypeError for any other type (bool and str included), ValueError
+    for 0, a negative number or NaN."""
+    if ratio is None:
+        ratio = math.inf
+    elif isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
+        raise TypeError("dtr.set_thrash_limit: the limit is a number > 0 "
+                        f"or None, got {ratio!r}")
+    elif not ratio > 0:
+        raise ValueError("dtr.set_thrash_limit: the limit must be > 0 "
+                         f"(None: no limit), got {ratio!r}")
+    previous = _ops.set_thrash_limit(float(ratio))
+    return None if previous == math.inf else previous
+
+
 def begin_step():
     """Marks the start of a training step (the forward() of a module given
     to checkpoint() does it); a second call with no operator in between is
