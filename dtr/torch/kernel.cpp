@@ -115,7 +115,9 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
         thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
   }
   std::optional<CallGuard> guard;
-  guard.emplace(runtime_, slots.ids);  // may rematerialize: may run out
+  // May rematerialize: may run out, or thrash (explained while current_op_
+  // still names this operator).
+  explained([&] { guard.emplace(runtime_, slots.ids); });
   const RngCapture rng = capture_rng(rules, args);
   Outputs out = run_op(op, stack, args, plan, slots);
   classify_results(schema, rules, args, plan, slots, out);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <limits>
 #include <sstream>
 
@@ -9,8 +10,12 @@ namespace dtr::pt {
 
 namespace {
 
-double ms(std::int64_t ns) {
-  return static_cast<double>(ns) / 1e6;
+// "18400 ms", "72.4 ms": milliseconds, with one decimal below 100.
+std::string ms(std::int64_t ns) {
+  const double v = static_cast<double>(ns) / 1e6;
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(v < 100 ? 1 : 0) << v << " ms";
+  return out.str();
 }
 
 }  // namespace
@@ -61,12 +66,11 @@ std::string ThrashGuard::explain(const RematLimitExceeded& e,
                                  std::int64_t model_ns,
                                  const std::string* op) const {
   std::ostringstream out;
-  out.precision(3);
   out << "[dtr] thrashing" << (op != nullptr ? " in " + *op : "")
       << ": this step recomputed for "
-      << ms(e.remat_compute_ns() - remat_at_step_) << " ms against "
+      << ms(e.remat_compute_ns() - remat_at_step_) << " against "
       << ms(own_ns(model_ns))
-      << " ms of its own compute, past the thrash limit of " << limit_
+      << " of its own compute, past the thrash limit of " << limit_
       << "x (dtr.set_thrash_limit). The budget is too close to this "
          "program's floor to run at a useful speed: raise it (the peak of a "
          "run without one, stats: dtr_peak_bytes, is a budget that fits), "
@@ -76,10 +80,9 @@ std::string ThrashGuard::explain(const RematLimitExceeded& e,
 
 std::string ThrashGuard::warning() const {
   std::ostringstream out;
-  out.precision(3);
   out << "[dtr] warning: a step recomputed for " << ms(previous_remat_ns_)
-      << " ms against " << ms(previous_model_ns_)
-      << " ms of its own compute: the budget is close to this program's "
+      << " against " << ms(previous_model_ns_)
+      << " of its own compute: the budget is close to this program's "
          "floor, and a higher one runs faster. dtr.set_thrash_limit(R) makes "
          "a step that recomputes more than R times its own compute an "
          "error instead (this warning is printed once)";

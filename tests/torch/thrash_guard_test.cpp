@@ -51,7 +51,7 @@ TEST(ThrashGuardTest, WarnsOnceWhenAStepRecomputesTenTimesItsOwnCompute) {
   guard.step_boundary(0, 0);
   EXPECT_FALSE(guard.step_boundary(20 * kMs, 150 * kMs));  // 7.5x
   EXPECT_TRUE(guard.step_boundary(40 * kMs, 400 * kMs));   // 12.5x
-  EXPECT_NE(guard.warning().find("250 ms against 20 ms"), std::string::npos)
+  EXPECT_NE(guard.warning().find("250 ms against 20.0 ms"), std::string::npos)
       << guard.warning();
   EXPECT_FALSE(guard.step_boundary(60 * kMs, 800 * kMs));  // once only
 }
