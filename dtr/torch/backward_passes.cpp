@@ -18,7 +18,7 @@ void BackwardPasses::callback_dropped(std::thread::id thread,
 bool BackwardPasses::pass_ended(std::thread::id thread) {
   State& s = threads_[thread];
   s.cut_queued = false;
-  if (s.nested == 0) return true;
+  if (s.nested <= 0) return true;
   s.cut_deferred = true;
   return false;
 }

@@ -13,7 +13,7 @@
 ///   gradients.cpp           autograd: checkpoint(), parameter gradients
 ///   debug_dump.cpp          DTR_DEBUG output
 ///   replay_check.cpp        DTR_CHECK_REPLAYS: replays against the originals
-///   steps.cpp               step boundaries, staging
+///   steps.cpp               step boundaries, the thrash limit, staging
 ///   fork.cpp                the context of a child of fork()
 ///   profiling.cpp           dtr.profile: the Chrome trace's spans
 ///   api.cpp, register.cpp   the C++ API and the torch.ops.dtr operators

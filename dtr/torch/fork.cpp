@@ -25,16 +25,16 @@ namespace dtr::pt {
 // of one -- throws dtr::Error. Tensors made in the child, plain tensors,
 // and a child that never touches DTR work as usual.
 // The child keeps the parent's settings: the base budget and its scope,
-// the cost model and, when no other thread was inside DTR at the fork
-// (prepare_fork() got the context's lock), the heuristic and the forking
-// thread's budget() blocks, so that the block the fork happened in still
-// applies and ends as it began. When another thread was inside DTR, only
-// the plain scalar settings are read; a budget() block begun before the
-// fork then ends with no effect (pop_budget).
-// The allocator's lock is taken across the fork (its critical sections
-// are short and wait for nothing), so its counts are whole in the child.
-// The context's lock is only tried: a thread inside DTR may be waiting
-// for the GIL, which the thread calling os.fork() holds.
+// the cost model, the thrash limit (its one warning may come again) and, when
+// no other thread was inside DTR at the fork (prepare_fork() got the context's
+// lock), the heuristic and the forking thread's budget() blocks, so that the
+// block the fork happened in still applies and ends as it began. When another
+// thread was inside DTR, only the plain scalar settings are read; a budget()
+// block begun before the fork then ends with no effect (pop_budget). The
+// allocator's lock is taken across the fork (its critical sections are short
+// and wait for nothing), so its counts are whole in the child. The context's
+// lock is only tried: a thread inside DTR may be waiting for the GIL, which the
+// thread calling os.fork() holds.
 
 namespace {
 

@@ -87,6 +87,10 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   Args args(std::make_move_iterator(stack->end() - n),
             std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n, stack->end());
+  if (thrash_.limited()) {  // Note [Thrash limit]: the step's compute grew
+    runtime_.set_remat_limit(
+        thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
+  }
   if (route_special(op, rules, stack, args)) return;
   struct CurrentOp {  // names the operator in out-of-memory messages
     const std::string*& slot;
@@ -110,10 +114,6 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
 
   CoreScope scope(releases_);
   ++ops_;
-  if (thrash_.limited()) {  // Note [Thrash limit]: the step's compute grew
-    runtime_.set_remat_limit(
-        thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
-  }
   std::optional<CallGuard> guard;
   // May rematerialize: may run out, or thrash (explained while current_op_
   // still names this operator).

@@ -1,9 +1,10 @@
 #pragma once
 /// What the runtime sees, for those who write it down: the trace recorder
 /// (dtr.record, dtr::pt::TraceRecording) and auto's step recording
-/// (step_recording.h). Context::notify sends every event to every listener
-/// that is active, so both see the same run: operator calls (copy-on-write
-/// included), constants, releases, holds and their ends, annotations.
+/// (step_recording.h). RunListeners::notify (run_listeners.h) sends every
+/// event to every listener that is active, so both see the same run: operator
+/// calls (copy-on-write included), constants, releases, holds and their ends,
+/// annotations.
 #include <cstdint>
 #include <span>
 #include <string>

@@ -45,7 +45,7 @@ import torch
 __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
            "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
            "set_cost_model", "record", "profile", "stage", "set_heuristic",
-           "heuristic", "begin_step", "UNLIMITED"]
+           "heuristic", "set_thrash_limit", "begin_step", "UNLIMITED"]
 
 
 

@@ -12,8 +12,8 @@ import torch
 import dtr
 
 # Under the bytes cost model an operator costs its output's bytes (+1), so
-# the times the limit compares are exact: each link of the chain "costs"
-# 4 MB, ten times the guard's floor of 10 ms counts as 10 MB.
+# the times the limit compares are exact: each link of the chain is two
+# operators of 4 MB each, against the guard's floor of 10 ms (10 MB).
 _LINKS = 12
 _ELEMS = 1 << 20
 
@@ -78,8 +78,20 @@ class ThrashLimitTest(unittest.TestCase):
         want = _chain(x)[-1]
         dtr.set_thrash_limit(1.5)
         last = self._step_that_replays_the_chain(x)
+        replays = dtr.stats()["remat_ops"]
         self.assertTrue(torch.equal(dtr.decheckpoint(last), want))
-        self.assertGreaterEqual(dtr.stats()["remat_ops"], _LINKS)
+        self.assertEqual(dtr.stats()["remat_ops"] - replays, 2 * _LINKS)
+
+    def test_an_operator_whose_inputs_thrash_is_named(self):
+        x = torch.randn(_ELEMS)
+        want = _chain(x)[-1].sum()
+        last = self._step_that_replays_the_chain(x)
+        dtr.set_thrash_limit(0.5)
+        with self.assertRaisesRegex(RuntimeError,
+                                    r"thrashing in aten::sum"):
+            last.sum()
+        dtr.set_thrash_limit(None)
+        self.assertTrue(torch.equal(dtr.decheckpoint(last.sum()), want))
 
     def test_the_limit_is_checked_before_it_is_set(self):
         for bad, error in [(0, ValueError), (-1.0, ValueError),

@@ -28,7 +28,8 @@ TEST(ThrashGuardTest, NoLimitByDefaultAndOnlyPositiveRatiosAreLimits) {
 }
 
 // Step 1 computes 100 ms; step 2 begins with 30 ms recomputed in all.
-TEST(ThrashGuardTest, AStepMayRecomputeTheLimitTimesItsOwnOrThePreviousCompute) {
+TEST(ThrashGuardTest,
+     AStepMayRecomputeTheLimitTimesItsOwnOrThePreviousCompute) {
   ThrashGuard guard;
   guard.set_limit(2);
   guard.step_boundary(0, 0);
