@@ -281,6 +281,8 @@ class Context final : public Executor {
   CostModel cost_model_ = CostModel::kMeasured;
   BudgetState budget_;  // what the user set, what is in force, the peak
   ThrashGuard thrash_;  // Note [Thrash limit]
+  /// Hands the runtime thrash_'s remat limit for the compute so far.
+  void sync_remat_limit();
   std::uint64_t lineage_cuts_ = 0;
   std::uint64_t escapes_ = 0;  // see Note [Escapes]
   std::unordered_set<std::string> warned_escapes_;

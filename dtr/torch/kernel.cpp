@@ -87,10 +87,8 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   Args args(std::make_move_iterator(stack->end() - n),
             std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n, stack->end());
-  if (thrash_.limited()) {  // Note [Thrash limit]: the step's compute grew
-    runtime_.set_remat_limit(
-        thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
-  }
+  // Note [Thrash limit]: the step's own compute grew since the last call.
+  if (thrash_.limited()) sync_remat_limit();
   if (route_special(op, rules, stack, args)) return;
   struct CurrentOp {  // names the operator in out-of-memory messages
     const std::string*& slot;

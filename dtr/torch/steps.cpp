@@ -40,7 +40,7 @@ void Context::begin_step() {
   if (thrash_.step_boundary(rs.model_compute_ns, rs.remat_compute_ns)) {
     std::fprintf(stderr, "%s\n", thrash_.warning().c_str());
   }
-  runtime_.set_remat_limit(thrash_.remat_limit_ns(rs.model_compute_ns));
+  sync_remat_limit();
   listeners_.notify([](RunListener& l) { l.annotate("STEP"); });
   auto_.end_step(runtime_);
 }
@@ -50,11 +50,15 @@ std::uint64_t Context::steps() {
   return steps_;
 }
 
+void Context::sync_remat_limit() {
+  runtime_.set_remat_limit(
+      thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
+}
+
 double Context::set_thrash_limit(double ratio) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   const double previous = thrash_.set_limit(ratio);
-  runtime_.set_remat_limit(
-      thrash_.remat_limit_ns(runtime_.stats().model_compute_ns));
+  sync_remat_limit();
   return previous;
 }
 
