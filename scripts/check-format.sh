@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Fails (and lists the files) when a tracked C++ file differs from what
+# Fails (and lists the files) when a C++ file of the checkout differs from what
 # clang-format-14 makes of it under .clang-format. `--fix` rewrites them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 format=clang-format-14
 command -v "$format" >/dev/null || format=clang-format
-mapfile -t files < <(git ls-files '*.cpp' '*.h')
+# Untracked files too (not ignored ones): what the next commit may add.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h')
 if [ "${1:-}" = --fix ]; then
   "$format" -i "${files[@]}"
   exit 0
