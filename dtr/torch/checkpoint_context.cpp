@@ -234,11 +234,6 @@ void Context::unmark_visible(const Cell& cell) {
                          cell.external.storage().unsafeGetStorageImpl());
 }
 
-bool Context::program_visible(const Cell& cell) const {
-  return cell.external.defined() ||
-         shared_.visible(runtime_.graph().tensor(cell.id).storage);
-}
-
 at::Tensor Context::decheckpoint(const at::Tensor& t) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto* w = as_checkpoint(t);

@@ -8,7 +8,7 @@
 ///   budget.cpp              set_budget, scoped budgets, DTR's share
 ///   kernel.cpp              Context::call: the orchestration of one op
 ///   special_ops.cpp         ops not recorded as themselves (views, splits)
-///   mutation.cpp            in-place writes: plan, copy-on-write, cuts
+///   mutation.cpp            in-place writes: copy-on-write, holds, cuts
 ///   remat.cpp               building Remats and replaying them
 ///   gradients.cpp           autograd: checkpoint(), parameter gradients
 ///   debug_dump.cpp          DTR_DEBUG output
@@ -29,6 +29,8 @@
 ///   parameter_watch.h       which parameters carry the gradient hook
 ///   backward_passes.h       when a backward pass ends: the lineage cut
 ///   thrash_guard.h          the thrash limit and its warning
+///   write_planner.h         how each in-place write is carried out
+///   stale_inputs.h          a replay's check of its plain inputs
 ///   op_rules.h              the table of special operators, cached rules
 ///   accounting.h            a device's memory as the budget sees it
 ///                           (counting_allocator.h: the CPU's)
@@ -69,6 +71,7 @@
 #include "dtr/torch/shared_buffers.h"
 #include "dtr/torch/thrash_guard.h"
 #include "dtr/torch/trace_recorder.h"
+#include "dtr/torch/write_planner.h"
 
 namespace torch::autograd {
 struct Node;
@@ -180,7 +183,6 @@ class Context final : public Executor {
     int handles = 0;  // program handles on them
   };
   CellCounts count_cells(const Storage& st) const;
-  enum class Mutation { kCopyOnWrite, kMove, kDirect, kSharedViews, kShared };
 
   // kernel.cpp: the steps of call().
   void call_unexplained(const c10::OperatorHandle& op,
@@ -196,43 +198,27 @@ class Context final : public Executor {
                              torch::jit::Stack* stack, Args& args);
   void call_plain(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                   Args args);
-  Slots collect_slots(const Args& args, const MutationPlan& plan);
   std::int64_t reserve_moved(const Args& args, const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                  const Args& args, const MutationPlan& plan, Slots& slots);
-  void classify_results(const c10::FunctionSchema& schema, const OpRules& rules,
-                        const Args& args, const MutationPlan& plan,
-                        const Slots& slots, Outputs& out);
-  void wrap_results(torch::jit::Stack* stack, const Args& args,
-                    const Outputs& out, const OutCells& out_cells);
   void note_parameters(const Args& args);
   void inherit_external(Cell& view, const Slots& slots, int input);
 
-  // mutation.cpp
-  MutationPlan plan_mutations(const c10::FunctionSchema& schema,
-                              const OpRules& rules, const Args& args);
-  void plan_write(const std::string& name, const at::Tensor& t, bool hidden,
-                  std::size_t i, MutationPlan& plan);
-  Mutation classify(const at::Tensor& wrapper, const Cell& cell,
-                    int extra_refs) const;
+  // mutation.cpp: the writes WritePlanner planned.
+  /// Note [Storage copy-on-write]
   void copy_storage_on_write(TensorId member);
-  bool lineage_reads_storage(TensorId member) const;
-  void plan_external_write(const std::string& name, const at::Tensor& t,
-                           const Cell& cell, MutationPlan& plan);
-  bool program_visible(const Cell& cell) const;
-  static constexpr std::size_t kListElement = static_cast<std::size_t>(-1);
   void hold(const std::shared_ptr<Cell>& cell);
   void hold_written(const Args& args, const MutationPlan& plan);
   /// Note [Lineage cut]: the values of `owner` (every thread's if none).
   void cut_lineage(std::optional<std::thread::id> owner = std::nullopt);
-  void note_escape(const std::string& name);
+  /// Note [Escapes]: `count` plain tensors written by `name`.
+  void note_escapes(const std::string& name, int count);
 
   // remat.cpp
   void build_remat(const c10::OperatorHandle& op, const Args& args,
                    const MutationPlan& plan, const Slots& slots,
                    const Outputs& out, const RngCapture& rng,
                    const OutIds& out_ids, const OutCells& out_cells);
-  void check_plain_inputs(const Remat& r, const c10::IValue* args) const;
 
   std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
   TensorId checkpoint_id(const at::Tensor& t);
@@ -278,6 +264,7 @@ class Context final : public Executor {
   CellTable cells_;
   RematTable remats_;
   SharedBuffers shared_;  // Note [Program-visible buffers], captures
+  WritePlanner writes_{runtime_.graph(), cells_, remats_, shared_};
   CostModel cost_model_ = CostModel::kMeasured;
   BudgetState budget_;  // what the user set, what is in force, the peak
   ThrashGuard thrash_;  // Note [Thrash limit]

@@ -44,7 +44,7 @@ RngCapture capture_rng(const OpRules& rules, const Args& args) {
 }  // namespace
 
 // Note [The boxed kernel]
-// 1. Plan the writes (mutation.cpp): each mutated argument (schema `(a!)`,
+// 1. Plan the writes (write_planner.h): each mutated argument (schema `(a!)`,
 //    plus batch norm's hidden running statistics) is copied-on-write, moved,
 //    written directly and held, or written through shared views; writing a
 //    plain tensor that lineage read first cuts the lineage.
@@ -100,7 +100,10 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     ~CurrentOp() { slot = saved; }
   } current(current_op_, &name);
 
-  MutationPlan plan = plan_mutations(schema, rules, args);
+  MutationPlan plan = writes_.plan(
+      schema, rules, args,
+      [this](TensorId member) { copy_storage_on_write(member); }, debug_);
+  note_escapes(name, plan.escapes);
   if (plan.need_cut) cut_lineage();
   if (debug_) {
     std::fprintf(stderr, "[dtr] %s direct=%d cut=%d mem=%lld\n", name.c_str(),
@@ -156,26 +159,6 @@ void Context::note_parameters(const Args& args) {
       parameters_.note(t);
     });
   }
-}
-
-Slots Context::collect_slots(const Args& args, const MutationPlan& plan) {
-  Slots s;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (plan.is_stripped(i)) continue;
-    for_each_tensor(args[i], [&](const at::Tensor& t) {
-      auto* w = as_checkpoint(t);
-      s.cells.push_back(w != nullptr ? w->handle()->cell : nullptr);
-      s.arg.push_back(static_cast<int>(i));
-      if (w != nullptr) {
-        s.input.push_back(static_cast<int>(s.ids.size()));
-        s.ids.push_back(s.cells.back()->id);
-      } else {
-        s.input.push_back(-1);
-      }
-    });
-  }
-  s.values.resize(s.cells.size());
-  return s;
 }
 
 // Note [Room for moved writes]
@@ -251,73 +234,6 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   return out;
 }
 
-// Step 3: which results are new values, which aliases, which ignored.
-void Context::classify_results(const c10::FunctionSchema& schema,
-                               const OpRules& rules, const Args& args,
-                               const MutationPlan& plan, const Slots& slots,
-                               Outputs& out) {
-  const std::string& name = rules.name;
-  const auto& rets = schema.returns();
-  const auto& formals = schema.arguments();
-  out.inplace_arg.assign(rets.size(), -1);
-  for (std::size_t r = 0; r < rets.size(); ++r) {
-    if (is_write(rets[r])) {
-      for (std::size_t j = 0; j < formals.size(); ++j) {
-        if (is_write(formals[j]) && formals[j].alias_info()->beforeSets() ==
-                                        rets[r].alias_info()->beforeSets()) {
-          out.inplace_arg[r] = static_cast<int>(j);
-          break;
-        }
-      }
-      DTR_ASSERT(out.inplace_arg[r] >= 0, "no argument for in-place result of ",
-                 name);
-    }
-    // Nested tensors (nn.TransformerEncoder's inference fast path) stay
-    // plain: a wrapper stands for one strided value.
-    for_each_tensor(out.results[r], [&](const at::Tensor& v) {
-      const int j = out.inplace_arg[r];
-      const bool new_value =
-          j >= 0 ? !plan.direct && args[j].isTensor() &&
-                       as_checkpoint(args[j].toTensor()) != nullptr
-                 : v.defined() && v.has_storage() && !v.is_nested() &&
-                       rules.metadata_result != r;
-      if (!new_value) {
-        out.result_map.push_back(-1);
-        return;
-      }
-      int alias_of = -1;
-      if (j < 0) {
-        const c10::StorageImpl* s = storage_of(v);
-        for (std::size_t k = 0; k < slots.values.size(); ++k) {
-          if (storage_of(slots.values[k]) != s) continue;
-          if (!slots.cells[k] || slots.is_cow(k)) {  // a view of a plain
-            out.result_map.push_back(-1);            // tensor: stays plain
-            return;
-          }
-          alias_of = slots.input[k];
-          break;
-        }
-        if (alias_of < 0) {
-          for (const auto& o : out.values) {
-            if (storage_of(o) == s) {
-              throw UnsupportedOperator(detail::concat(
-                  "[dtr] ", name,
-                  ": two results share one new storage, which checkpointed "
-                  "tensors cannot represent"));
-            }
-          }
-        }
-      }
-      out.result_map.push_back(static_cast<int>(out.specs.size()));
-      const auto bytes =
-          alias_of >= 0 ? 0 : static_cast<std::int64_t>(v.storage().nbytes());
-      out.specs.push_back({bytes, alias_of});
-      out.new_bytes += bytes;
-      out.values.push_back(v);
-    });
-  }
-}
-
 // A view of a program's tensor is in the program's buffer too.
 void Context::inherit_external(Cell& view, const Slots& slots, int input) {
   for (std::size_t k = 0; k < slots.input.size(); ++k) {
@@ -326,30 +242,6 @@ void Context::inherit_external(Cell& view, const Slots& slots, int input) {
     mark_visible(view, slots.cells[k]->external);
     view.external_grad_leaf = slots.cells[k]->external_grad_leaf;
     return;
-  }
-}
-
-// Step 4: wrappers for new values; in-place results return the argument.
-void Context::wrap_results(torch::jit::Stack* stack, const Args& args,
-                           const Outputs& out, const OutCells& out_cells) {
-  std::size_t f = 0;
-  for (std::size_t r = 0; r < out.results.size(); ++r) {
-    const int j = out.inplace_arg[r];
-    if (j >= 0) {
-      for_each_tensor(out.results[r], [&](const at::Tensor&) {
-        const int idx = out.result_map[f++];
-        if (idx < 0) return;
-        auto* w = as_checkpoint(args[j].toTensor());
-        w->handle()->reset(out_cells[idx]);
-        w->refresh_metadata(out_cells[idx]->value);
-      });
-      stack->push_back(args[j]);
-      continue;
-    }
-    stack->push_back(map_tensors(out.results[r], [&](const at::Tensor& v) {
-      const int idx = out.result_map[f++];
-      return idx < 0 ? v : make_wrapper(out_cells[idx]);
-    }));
   }
 }
 

@@ -1,8 +1,11 @@
 #pragma once
 /// The intermediate records of one boxed-kernel call (Note [The boxed
-/// kernel]), passed between the steps in kernel.cpp, mutation.cpp and
-/// remat.cpp. Private to dtr_torch.
+/// kernel]), passed between the steps in kernel.cpp, write_planner.cpp,
+/// mutation.cpp and remat.cpp, and the steps that read only these records
+/// (kernel_parts.cpp). Private to dtr_torch.
 #include <ATen/ATen.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/core/stack.h>
 #include <c10/util/SmallVector.h>
 
 #include <algorithm>
@@ -12,6 +15,7 @@
 
 #include "dtr/core/runtime.h"
 #include "dtr/torch/checkpoint_tensor.h"
+#include "dtr/torch/op_rules.h"
 
 namespace dtr::pt {
 
@@ -35,6 +39,7 @@ struct MutationPlan {
   bool direct = false;    ///< the op runs in place on the real values
   bool need_cut = false;  ///< a lineage cut must come first
   bool any_cow = false;   ///< some argument is copied before the write
+  int escapes = 0;  ///< plain tensors written in grad mode (Note [Escapes])
   bool is_stripped(std::size_t i) const {
     return std::find(stripped.begin(), stripped.end(), static_cast<int>(i)) !=
            stripped.end();
@@ -75,5 +80,20 @@ struct RngCapture {
   at::Generator generator;
   at::Tensor state;
 };
+
+/// Step 2's slots of `args`: each tensor in traversal order, its cell if
+/// checkpointed; hidden writes (passed as None on replay) are skipped.
+Slots collect_slots(const Args& args, const MutationPlan& plan);
+/// Step 3: fills `out`'s specs and maps from its results. A result in a
+/// checkpointed input's storage is its alias; one in a plain input's
+/// storage, nested, or the operator's metadata result stays plain. Throws
+/// UnsupportedOperator if two results share one new storage.
+void classify_results(const c10::FunctionSchema& schema, const OpRules& rules,
+                      const Args& args, const MutationPlan& plan,
+                      const Slots& slots, Outputs& out);
+/// Step 4: pushes the results onto `stack`, new values wrapped; an
+/// in-place result is the written argument, rebound to its new cell.
+void wrap_results(torch::jit::Stack* stack, const Args& args,
+                  const Outputs& out, const OutCells& out_cells);
 
 }  // namespace dtr::pt

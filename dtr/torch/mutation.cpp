@@ -1,5 +1,5 @@
-// In-place writes: how each write is carried out (Note [The boxed kernel],
-// step 1), copy-on-write of shared storages, holds and lineage cuts.
+// In-place writes carried out as WritePlanner planned them: copy-on-write
+// of shared storages, holds, lineage cuts and escapes.
 #include <cstdio>
 
 #include "dtr/core/error.h"
@@ -11,169 +11,6 @@
 #include "dtr/torch/plain_tensors.h"
 
 namespace dtr::pt {
-
-MutationPlan Context::plan_mutations(const c10::FunctionSchema& schema,
-                                     const OpRules& rules, const Args& args) {
-  const std::string& name = rules.name;
-  const auto& formals = schema.arguments();
-  MutationPlan plan;
-  plan.write.resize(args.size());
-  plan.moved.resize(args.size());
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    plan.write[i] = is_write(formals[i]);
-  }
-  plan.stripped = hidden_writes(rules, args);
-  for (int i : plan.stripped) plan.write[i] = true;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (!plan.write[i] || args[i].isNone()) continue;
-    if (args[i].isTensor()) {
-      plan_write(name, args[i].toTensor(), plan.is_stripped(i), i, plan);
-    } else if (args[i].isTensorList() || args[i].isList()) {
-      // Note [Written tensor lists]
-      // `_foreach_add_(self, other)` and friends write every element in
-      // place: each checkpointed element is written directly and held;
-      // one that lineage still reads gets a lineage cut first.
-      for_each_tensor(args[i], [&](const at::Tensor& t) {
-        plan_write(name, t, false, kListElement, plan);
-      });
-    } else {
-      throw UnsupportedOperator(
-          detail::concat("[dtr] ", name, ": mutated argument '",
-                         formals[i].name(), "' is not a tensor"));
-    }
-  }
-  // A copy-on-write candidate in an op that must run in place: its old
-  // value may be read by lineage, so cut first.
-  if (plan.direct && plan.any_cow) plan.need_cut = true;
-  return plan;
-}
-
-void Context::plan_write(const std::string& name, const at::Tensor& t,
-                         bool hidden, std::size_t i, MutationPlan& plan) {
-  if (!t.defined()) return;
-  auto* w = as_checkpoint(t);
-  if (w == nullptr) {  // a plain tensor: written in place
-    if (!hidden) plan.direct = true;
-    if (shared_.captured(storage_of(t))) plan.need_cut = true;
-    if (!hidden && at::GradMode::is_enabled()) note_escape(name);
-    return;
-  }
-  if (hidden) {
-    throw UnsupportedOperator(detail::concat(
-        "[dtr] ", name,
-        ": running statistics must be plain tensors, not checkpointed ones"));
-  }
-  const Cell& cell = *w->handle()->cell;
-  if (program_visible(cell)) {
-    plan_external_write(name, t, cell, plan);
-    return;
-  }
-  const Mutation m = classify(t, cell, 0);
-  if (debug_) {
-    std::fprintf(stderr, "[dtr]   %s arg %zu mutation %d handles %d remat %d\n",
-                 name.c_str(), i, static_cast<int>(m), cell.handles,
-                 static_cast<int>(cell.remat != nullptr));
-  }
-  if (m == Mutation::kShared) {
-    copy_storage_on_write(cell.id);  // rebinds t's handle: a new cell
-    plan.shared_storages.push_back(w->handle()->cell->id);
-    plan.direct = true;
-    return;
-  }
-  if (m == Mutation::kSharedViews) plan.shared_storages.push_back(cell.id);
-  if (i == kListElement) {  // Note [Written tensor lists]
-    if (m == Mutation::kCopyOnWrite) plan.need_cut = true;
-    plan.direct = true;
-    return;
-  }
-  if (m == Mutation::kMove) plan.moved[i] = true;
-  if (m == Mutation::kCopyOnWrite || m == Mutation::kMove) {
-    plan.any_cow = true;
-  } else {
-    plan.direct = true;
-  }
-}
-
-// Note [Writes into the program's tensors]
-// A tensor given to checkpoint() (a module's input, a state the program
-// passes in) is the program's own buffer: a write into it, or into a view
-// of it, must land there, as it would without DTR, and bump its version
-// counter, so autograd still refuses to backpropagate through a value it
-// saved and that was overwritten, and replays that read the old contents
-// refuse to run (Note [Stale plain inputs]). Lineage that reads it is cut
-// first. A leaf that requires grad cannot be written in grad mode, as in
-// PyTorch.
-void Context::plan_external_write(const std::string& name, const at::Tensor& t,
-                                  const Cell& cell, MutationPlan& plan) {
-  // `x.data.clamp_()` writes a leaf through a wrapper that does not
-  // require grad: allowed, as in PyTorch.
-  if (cell.external_grad_leaf && t.requires_grad() &&
-      at::GradMode::is_enabled()) {
-    throw UnsupportedOperator(detail::concat(
-        "[dtr] ", name,
-        ": a leaf Variable that requires grad is being used in an in-place "
-        "operation"));
-  }
-  if (lineage_reads_storage(cell.id)) plan.need_cut = true;
-  plan.shared_storages.push_back(cell.id);
-  if (cell.external.defined()) plan.external_writes.push_back(cell.external);
-  plan.direct = true;
-}
-
-// Some live Remat reads a value of this storage (into any storage).
-bool Context::lineage_reads_storage(TensorId member) const {
-  const Graph& g = runtime_.graph();
-  for (TensorId t : g.storage(g.tensor(member).storage).tensors) {
-    for (OpId consumer : g.tensor(t).consumers) {
-      if (remats_.contains(consumer)) return true;
-    }
-  }
-  return false;
-}
-
-// How a write into `cell` (the value behind `wrapper`) is carried out.
-// extra_refs: references to the cell held by the caller.
-Context::Mutation Context::classify(const at::Tensor& wrapper, const Cell& cell,
-                                    int extra_refs) const {
-  const Graph& g = runtime_.graph();
-  const dtr::Tensor& t = g.tensor(cell.id);
-  const Storage& st = g.storage(t.storage);
-  bool siblings = false;       // other live values in this storage
-  bool program_views = false;  // of which the program holds some
-  for (TensorId other : st.tensors) {
-    const Cell* c = other == cell.id ? nullptr : cells_.find(other);
-    if (c == nullptr) continue;
-    siblings = true;
-    program_views |= c->handles > 0;
-  }
-  if (program_views) {
-    // The program sees the write through its other views, as in PyTorch:
-    // written in place. If lineage read the storage into another storage
-    // (which could be evicted and replayed), the storage is copied first.
-    for (TensorId member : st.tensors) {
-      for (OpId consumer : g.tensor(member).consumers) {
-        if (!remats_.contains(consumer)) continue;
-        for (TensorId out : g.op(consumer).outputs) {
-          if (g.tensor(out).storage != t.storage) return Mutation::kShared;
-        }
-      }
-    }
-    return Mutation::kSharedViews;
-  }
-  // Only lineage reads the siblings: copy what is written, keep the rest.
-  if (t.is_alias || siblings) return Mutation::kCopyOnWrite;
-  // Nothing but the program's handle reads this value: no need to keep the
-  // old one. A recomputable value is mutated in place and the result is a
-  // new value whose replay recomputes the old one and mutates a copy; a
-  // value that cannot be recomputed is mutated and stays held.
-  const long refs = cell.weak_from_this().use_count() - extra_refs;
-  if (refs == cell.handles && cell.handles == 1) {
-    return cell.remat ? Mutation::kMove : Mutation::kDirect;
-  }
-  const bool in_graph = wrapper.requires_grad() || wrapper.grad_fn();
-  if (!in_graph && refs == cell.handles) return Mutation::kDirect;
-  return Mutation::kCopyOnWrite;
-}
 
 // Note [Storage copy-on-write]
 // A write into a storage whose views the program holds, while lineage
@@ -338,8 +175,9 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
 // is expected; with grad mode on it is model code (e.g. a plain
 // torch::zeros state mutated by lstm_cell), so we count it and say so once
 // per operator.
-void Context::note_escape(const std::string& name) {
-  ++escapes_;
+void Context::note_escapes(const std::string& name, int count) {
+  if (count == 0) return;
+  escapes_ += static_cast<std::uint64_t>(count);
   if (warned_escapes_.insert(name).second) {
     std::fprintf(stderr,
                  "[dtr] warning: %s writes checkpointed values into a plain "
