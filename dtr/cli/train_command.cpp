@@ -55,6 +55,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--stage", options->stage,
                 "staging: each step replays the previous step's evictions "
                 "with no heuristic search while it matches");
+  cmd->add_option("--thrash-limit", options->thrash_limit,
+                  "stop with an error when a step recomputes more than this "
+                  "many times its own compute (default: no limit; a warning "
+                  "at 10)")
+      ->check(real_in(0, kMaxReal, /*min_exclusive=*/true));
   cmd->add_flag("--warmup", options->warmup,
                 "first train one untimed plain step (fair wall-time ratios)");
   cmd->add_option("--lr", options->lr, "learning rate, positive")

@@ -71,7 +71,8 @@ std::string ThrashGuard::explain(const RematLimitExceeded& e,
       << ms(e.remat_compute_ns() - remat_at_step_) << " against "
       << ms(own_ns(model_ns))
       << " of its own compute, past the thrash limit of " << limit_
-      << "x (dtr.set_thrash_limit). The budget is too close to this "
+      << "x (dtr.set_thrash_limit, dtr train --thrash-limit). The budget is "
+         "too close to this "
          "program's floor to run at a useful speed: raise it (the peak of a "
          "run without one, stats: dtr_peak_bytes, is a budget that fits), "
          "reduce the batch, or raise the limit";

@@ -112,6 +112,33 @@ TEST(TrainOutOfMemoryTest, NamesABudgetThatFits) {
   EXPECT_NO_THROW(dtr::pt::train::run_train(o, log)) << log.str();
 }
 
+// Note [Thrash limit]: `dtr train --thrash-limit` stops a run whose step
+// recomputes past the limit, and a later run without one is not stopped.
+TEST(TrainThrashLimitTest, APassedLimitStopsTheRunAndAnUnsetOneDoesNot) {
+  dtr::pt::train::TrainOptions o;
+  o.model = "mlp";
+  o.batch = 512;
+  o.steps = 2;
+  o.heuristic = "dtr";
+  o.budget_ratio = 0.5;
+  o.thrash_limit = 1e-9;  // any recomputation at all passes it
+  std::ostringstream log;
+  try {
+    dtr::pt::train::run_train(o, log);
+    FAIL() << "expected ThrashLimitExceeded\n" << log.str();
+  } catch (const dtr::pt::ThrashLimitExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("past the thrash limit of 1e-09x"),
+              std::string::npos)
+        << e.what();
+  }
+  o.thrash_limit.reset();
+  dtr::pt::train::RunReport run;
+  EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
+  EXPECT_GT(run.stats.remat_ops, 0u) << log.str();  // it did recompute
+  o.thrash_limit = 0;
+  EXPECT_THROW(dtr::pt::train::run_train(o, log), dtr::InvalidArgument);
+}
+
 struct Case {
   const char* model;
   std::int64_t batch;

@@ -156,9 +156,7 @@ void stop_ranks(std::vector<pid_t>& pids) {
 void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
   try {
     at::set_num_threads(1);
-    dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
-                                         : dtr::pt::CostModel::kMeasured);
-    dtr::pt::set_heuristic(o.heuristic);
+    apply_runtime_options(o);
     auto store = c10::make_intrusive<c10d::FileStore>(r.store, r.world);
     auto opts = c10d::ProcessGroupGloo::Options::create(
         std::chrono::milliseconds(r.timeout_ms));
@@ -221,9 +219,7 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
             "[train] give --budget-ratio or --budget-bytes, not both");
   DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
             o.batch.value_or(0));
-  dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
-                                       : dtr::pt::CostModel::kMeasured);
-  dtr::pt::set_heuristic(o.heuristic);  // an unknown name fails here
+  apply_runtime_options(o);  // an unknown heuristic fails here
   // The budget, and that it fits, before any rank starts: no collective
   // can be left waiting for a rank that fails on its first step.
   std::optional<std::int64_t> budget = o.budget_bytes;
@@ -273,6 +269,10 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
   common.push_back("--heuristic");
   common.push_back(o.heuristic);
   if (o.stage) common.push_back("--stage");
+  if (o.thrash_limit) {
+    common.insert(common.end(),
+                  {"--thrash-limit", format_double(*o.thrash_limit)});
+  }
   out.flush();
   const pid_t launcher = getpid();
   std::vector<pid_t> pids;

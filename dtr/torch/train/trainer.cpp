@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -110,6 +111,17 @@ OutOfMemory with_budget_that_fits(const OutOfMemory& e, std::int64_t peak,
                         " bytes fits, and the floor lies between the two"));
 }
 
+void apply_runtime_options(const TrainOptions& o) {
+  DTR_CHECK(!o.thrash_limit || *o.thrash_limit > 0,
+            "[train] --thrash-limit must be positive, got ",
+            o.thrash_limit.value_or(0));
+  dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
+                                       : dtr::pt::CostModel::kMeasured);
+  dtr::pt::set_heuristic(o.heuristic);
+  dtr::pt::set_thrash_limit(
+      o.thrash_limit.value_or(std::numeric_limits<double>::infinity()));
+}
+
 RunReport run_train(const TrainOptions& o, std::ostream& out) {
   DTR_CHECK(o.steps > 0, "[train] --steps must be positive, got ", o.steps);
   DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
@@ -125,9 +137,7 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
             o.budget_bytes.value_or(0));
   DTR_CHECK(o.lr > 0 && std::isfinite(o.lr),
             "[train] --lr must be a positive finite number, got ", o.lr);
-  dtr::pt::set_cost_model(o.bytes_cost ? dtr::pt::CostModel::kBytes
-                                       : dtr::pt::CostModel::kMeasured);
-  dtr::pt::set_heuristic(o.heuristic);
+  apply_runtime_options(o);
   if (o.warmup) {
     TrainOptions once = o;
     once.steps = 1;

@@ -31,6 +31,8 @@ struct TrainOptions {
   bool bytes_cost = false;  ///< deterministic cost model
   /// "auto" (Note [Auto protocol]) or a fixed heuristic (dtr_torch.h).
   std::string heuristic = "auto";
+  /// Note [Thrash limit]: > 0; unset: no limit (a warning at 10x).
+  std::optional<double> thrash_limit;
   /// Staging (docs/planners.md, "Staging"): each step replays the previous
   /// step's evictions with no search while it matches.
   bool stage = false;
@@ -72,6 +74,10 @@ struct Shard {
   int world = 1;
   std::function<void(std::vector<torch::Tensor>& params)> sync_gradients;
 };
+
+/// Puts o's runtime settings in force: cost model, heuristic, thrash
+/// limit. Throws dtr::InvalidArgument naming a bad one.
+void apply_runtime_options(const TrainOptions& o);
 
 /// Trains from a fixed seed. `use_dtr` checkpoints the inputs; `budget`
 /// (bytes) applies only then. `log` (optional) gets one line per step.
