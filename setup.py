@@ -127,7 +127,7 @@ class BinaryDistribution(Distribution):
 if sys.version_info < (3, 9):
     sys.exit("dtr needs Python 3.9 or newer")
 
-setup(package_dir={"": "python"}, packages=["dtr"],
+setup(package_dir={"": "python"}, packages=["dtr", "dtr.compare"],
       distclass=BinaryDistribution,
       cmdclass={"build": BuildOutsideSources, "build_py": BuildPyWithLibrary,
                 "egg_info": EggInfoOutsideSources})

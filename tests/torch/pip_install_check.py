@@ -45,6 +45,13 @@ assert dtr.is_checkpoint(z)
 assert torch.equal(dtr.decheckpoint(z), want)
 stats = dtr.stats()
 assert isinstance(stats, dict) and stats, stats
+# The comparison ships as a subpackage with its own entry point.
+import subprocess
+done = subprocess.run([sys.executable, "-m", "dtr.compare", "--help"],
+                      capture_output=True, text=True)
+assert done.returncode == 0 and "MODULE:FUNCTION" in done.stdout, done
+import dtr.compare
+assert under(dtr.compare.__file__, target), dtr.compare.__file__
 print("installed dtr OK:", dtr.__file__, "remat_ops =", stats.get("remat_ops"))
 '''
 
