@@ -50,21 +50,23 @@ def rows_of(out):
 class CompareTest(unittest.TestCase):
     def test_methods_run_and_dtr_is_identical_within_its_budget(self):
         done, out = compare("test_compare:small_mlp", "--methods",
-                            "checkpoint,sac,dtr", "--dtr-budgets", "0.9,0.75")
+                            "checkpoint,sac,dtr,dtr-stage", "--dtr-budgets",
+                            "0.9,0.75")
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(os.path.join(out, "results.csv")) as f:
             self.assertEqual(f.readline().strip(),
                              "method,setting,peak_bytes,step_ms,identical")
         rows = rows_of(out)
         self.assertEqual([r["method"] for r in rows],
-                         ["plain", "checkpoint", "sac", "dtr", "dtr"],
+                         ["plain", "checkpoint", "sac", "dtr", "dtr",
+                          "dtr-stage", "dtr-stage"],
                          done.stdout)
         plain = rows[0]
         self.assertEqual(plain["identical"], "yes")  # deterministic
         for r in rows:
             self.assertEqual(r["identical"], "yes", r)
             self.assertGreater(float(r["step_ms"]), 0)
-        for r in rows[3:]:
+        for r in rows[3:]:  # dtr and dtr-stage
             # The process budget bounds the very counter that is reported.
             self.assertLessEqual(int(r["peak_bytes"]), int(r["setting"]), r)
         self.assertLess(int(rows[4]["peak_bytes"]), int(plain["peak_bytes"]))

@@ -3,6 +3,7 @@ model, applies one method, trains, and prints what it measured as one JSON
 line. The parent (dtr.compare) starts one such process per method and
 setting, so no run sees another's allocations, compiled code or DTR
 state."""
+import contextlib
 import hashlib
 import importlib
 import json
@@ -81,28 +82,41 @@ def _allocator():
 
 
 def run(spec, method, setting, steps, warmup, thrash_limit):
+    """Trains `warmup + steps` steps of the user's model under `method`;
+    returns what the parent reports (peak, median step time of the timed
+    steps) and compares (the losses, the final state's digest)."""
     model, optimizer, make_batch, loss_fn, blocks = build(spec)
     reset_peak, peak = _allocator()
     trained = methods.prepare(method, setting, model, blocks)
-    if method == "dtr":
+    staging = contextlib.nullcontext()
+    if method in ("dtr", "dtr-stage"):
         import dtr
         dtr.set_thrash_limit(thrash_limit)
+        if method == "dtr-stage":
+            staging = dtr.stage()
     reset_peak()
     losses, times = [], []
-    for step in range(warmup + steps):
+    with staging:
+        _train(trained, optimizer, make_batch, loss_fn, warmup + steps,
+               losses, times)
+    return {"method": method, "setting": setting,
+            "peak_bytes": int(peak()),
+            "step_ms": 1e3 * statistics.median(times[warmup:]),
+            "losses": losses, "state": _state_digest(model, optimizer)}
+
+
+def _train(model, optimizer, make_batch, loss_fn, steps, losses, times):
+    """Appends each step's loss (the exact float, in hex) and wall time."""
+    for step in range(steps):
         batch = make_batch(step)
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(trained, batch)
+        loss = loss_fn(model, batch)
         loss.backward()
         optimizer.step()
         value = loss.item()
         times.append(time.perf_counter() - start)
         losses.append(float(value).hex())
-    return {"method": method, "setting": setting,
-            "peak_bytes": int(peak()),
-            "step_ms": 1e3 * statistics.median(times[warmup:]),
-            "losses": losses, "state": _state_digest(model, optimizer)}
 
 
 def main(argv):

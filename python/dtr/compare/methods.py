@@ -6,7 +6,10 @@ the model's own in every case, so the optimizer needs no change."""
 import torch
 import torch.utils.checkpoint as tc
 
-METHODS = ("plain", "checkpoint", "sac", "compile-budget", "dtr")
+METHODS = ("plain", "checkpoint", "sac", "compile-budget", "dtr",
+           "dtr-stage")
+# What runs unless --methods says otherwise.
+DEFAULT_METHODS = METHODS[:5]
 
 # Selective activation checkpointing saves the outputs of these operators
 # and recomputes everything else: matrix products and convolutions, as
@@ -69,7 +72,7 @@ def prepare(method, setting, model, blocks):
         import torch._functorch.config as functorch_config
         functorch_config.activation_memory_budget = float(setting)
         return torch.compile(model)
-    if method == "dtr":
+    if method in ("dtr", "dtr-stage"):  # staging: child.run
         import dtr
         dtr.set_budget(int(setting), scope="process")
         return dtr.checkpoint(model)
