@@ -14,6 +14,14 @@ OutOfMemory::OutOfMemory(std::int64_t needed_bytes,
       budget_bytes_(budget_bytes),
       used_bytes_(used_bytes) {}
 
+OutOfMemory OutOfMemory::while_rematerializing(const OutOfMemory& cause,
+                                               const std::string& what) {
+  OutOfMemory e(cause, detail::concat(cause.what(), " (while rematerializing ",
+                                      what, ")"));
+  e.rematerializing_ = what;
+  return e;
+}
+
 RematLimitExceeded::RematLimitExceeded(std::int64_t remat_compute_ns,
                                        std::int64_t limit_ns)
     : Error(detail::concat(

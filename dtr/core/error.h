@@ -48,17 +48,25 @@ class OutOfMemory : public Error {
         needed_bytes_(cause.needed_bytes_),
         evictable_bytes_(cause.evictable_bytes_),
         budget_bytes_(cause.budget_bytes_),
-        used_bytes_(cause.used_bytes_) {}
+        used_bytes_(cause.used_bytes_),
+        rematerializing_(cause.rematerializing_) {}
+  /// `cause`, met while recomputing what `rematerializing` names (the
+  /// runtime's words: "tensor 7 (op 'relu', op 3), needed for ...").
+  static OutOfMemory while_rematerializing(const OutOfMemory& cause,
+                                           const std::string& what);
   std::int64_t needed_bytes() const { return needed_bytes_; }
   std::int64_t evictable_bytes() const { return evictable_bytes_; }
   std::int64_t budget_bytes() const { return budget_bytes_; }
   std::int64_t used_bytes() const { return used_bytes_; }
+  /// What was being recomputed when memory ran out; empty if nothing was.
+  const std::string& rematerializing() const { return rematerializing_; }
 
  private:
   std::int64_t needed_bytes_;
   std::int64_t evictable_bytes_;
   std::int64_t budget_bytes_;
   std::int64_t used_bytes_;
+  std::string rematerializing_;
 };
 
 /// Rematerialization compute exceeded the configured limit ("thrashing").

@@ -368,8 +368,7 @@ std::exception_ptr Runtime::with_context(std::exception_ptr error,
     std::rethrow_exception(error);
   } catch (const OutOfMemory& e) {
     return std::make_exception_ptr(
-        OutOfMemory(e, detail::concat(e.what(), " (while rematerializing ",
-                                      remat_context(depth), ")")));
+        OutOfMemory::while_rematerializing(e, remat_context(depth)));
   } catch (...) {
     return error;
   }

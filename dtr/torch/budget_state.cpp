@@ -63,8 +63,12 @@ std::string BudgetState::explain(const OutOfMemory& e, std::int64_t held,
   const std::int64_t floor = unevictable + e.needed_bytes();
   const std::int64_t outside = bounds_process() ? limit_ - e.budget_bytes() : 0;
   std::ostringstream out;
-  out << "[dtr] out of memory" << (op != nullptr ? " in " + *op : "")
-      << ": the budget of " << (bounds_process() ? limit_ : e.budget_bytes())
+  out << "[dtr] out of memory" << (op != nullptr ? " in " + *op : "");
+  if (!e.rematerializing().empty()) {
+    out << " while recomputing " << (op != nullptr ? "its inputs" : "a value")
+        << " (" << e.rematerializing() << ")";
+  }
+  out << ": the budget of " << (bounds_process() ? limit_ : e.budget_bytes())
       << " bytes is below this program's floor of at least " << floor + outside
       << " bytes (" << e.needed_bytes()
       << " for this operator's outputs and temporaries, " << held

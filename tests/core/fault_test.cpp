@@ -146,6 +146,10 @@ TEST(FaultTest, OutOfMemoryInANestedRematNamesTheTensorAndKeepsItsType) {
                         std::to_string(c.tensors[2])),
               std::string::npos)
         << what;
+    EXPECT_EQ(e.rematerializing().rfind(
+                  "tensor " + std::to_string(c.tensors[2]) + " (op ", 0),
+              0u)
+        << e.rematerializing();
     EXPECT_NE(what.find("needed for tensor " + std::to_string(c.tensors[5])),
               std::string::npos)
         << what;

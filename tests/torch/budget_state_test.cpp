@@ -74,6 +74,27 @@ TEST(BudgetStateTest, TheMessageNamesTheFloorAndWhatItIsMadeOf) {
   EXPECT_FALSE(Says(m, "outside DTR"));
 }
 
+// Memory that ran out while an operator's evicted input was recomputed:
+// the message names the operator and what was being recomputed.
+TEST(BudgetStateTest, TheMessageSaysWhatWasBeingRecomputed) {
+  pt::BudgetState budget;
+  budget.blocks().set(500, BudgetScope::kCheckpointed,
+                      std::this_thread::get_id());
+  budget.apply();
+  const std::string op = "aten::add.Tensor";
+  const auto e = dtr::OutOfMemory::while_rematerializing(
+      dtr::OutOfMemory(100, 40, 500, 450), "tensor 7 (op 'aten::relu', op 3)");
+  EXPECT_EQ(e.rematerializing(), "tensor 7 (op 'aten::relu', op 3)");
+  EXPECT_TRUE(Says(budget.explain(e, 0, &op),
+                   "out of memory in aten::add.Tensor while recomputing its "
+                   "inputs (tensor 7 (op 'aten::relu', op 3)): the budget"));
+  EXPECT_TRUE(Says(budget.explain(e, 0, nullptr),
+                   "out of memory while recomputing a value (tensor 7"));
+  // Without a recomputation under way the message says nothing of one.
+  EXPECT_FALSE(Says(budget.explain(dtr::OutOfMemory(100, 40, 500, 450), 0, &op),
+                    "recomputing"));
+}
+
 // Under a process budget of 800 the runtime's share was 500: 300 bytes
 // live outside DTR, and the floor counts them.
 TEST(BudgetStateTest, UnderAProcessBudgetTheFloorCountsWhatLivesOutside) {

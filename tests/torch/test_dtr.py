@@ -43,6 +43,21 @@ class SemanticsTest(unittest.TestCase):
         self.assertTrue(torch.equal(
             torch.nn.functional.dropout(x * 1, 0.5, training=True), first))
 
+    def test_running_out_while_recomputing_an_input_says_so(self):
+        x = dtr.checkpoint(torch.randn(1024))  # the program's: not counted
+        z = x.exp().exp()
+        dtr.evict_all()
+        # Recomputing z needs its parent (4 KiB) and itself (4 KiB) at
+        # once: above the budget, with nothing left to evict.
+        with dtr.budget(6000):
+            with self.assertRaisesRegex(
+                    RuntimeError,
+                    r"out of memory in aten::add\.Tensor while recomputing "
+                    r"its inputs \(tensor \d+ \(op 'aten::exp'"):
+                z + 1
+        self.assertTrue(torch.equal(dtr.decheckpoint(z),
+                                    dtr.decheckpoint(x).exp().exp()))
+
     def test_unsupported_op_is_named(self):
         c = dtr.checkpoint(torch.randn(4))
         with self.assertRaisesRegex(RuntimeError, "aten::set_"):
@@ -50,7 +65,7 @@ class SemanticsTest(unittest.TestCase):
 
 
 class OrdinaryProgramTest(unittest.TestCase):
-    """The Python side of issue 7's mechanisms (tests/torch/
+    """What ordinary programs need from the package (tests/torch/
     ordinary_programs_test.cpp has the C++ side)."""
 
     def tearDown(self):
