@@ -188,7 +188,9 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
       << run.wall_ns / 1e6 << " evictions " << s.evictions
       << " eager_evictions " << s.eager_evictions << " remats " << s.remat_ops
       << " lineage_cuts " << s.lineage_cuts << " eviction_searches "
-      << run.eviction_searches;
+      << run.eviction_searches << " remat_compute_ms "
+      << s.remat_compute_ns / 1e6 << " replay_ms " << s.replay_wall_ns / 1e6
+      << " choose_ms " << s.choose_wall_ns / 1e6;
   if (o.stage) {
     out << " staged_steps " << run.staged_steps << " diverged_steps "
         << run.diverged_steps;
