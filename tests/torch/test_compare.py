@@ -77,9 +77,13 @@ class CompareTest(unittest.TestCase):
 
     def test_a_run_below_the_floor_is_listed_as_failed(self):
         done, out = compare("test_compare:small_mlp", "--methods", "dtr",
-                            "--dtr-budgets", "0.02")
+                            "--dtr-budgets", "0.02,0.8", "--repeats", "2")
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual([r["method"] for r in rows_of(out)], ["plain"])
+        self.assertEqual([r["method"] for r in rows_of(out)],
+                         ["plain", "dtr"])
+        # Two rounds of the runs that go on, none more of the failed one.
+        self.assertEqual(done.stdout.count("(round 2)"), 2, done.stdout)
+        self.assertEqual(done.stdout.count("failed"), 1, done.stdout)
         with open(os.path.join(out, "failures.txt")) as f:
             failures = f.read()
         self.assertIn("dtr ", failures)

@@ -30,10 +30,11 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
-from . import child
+from . import spec
 from .methods import DEFAULT_METHODS, METHODS
 
 __all__ = ["main", "METHODS"]
@@ -93,6 +94,9 @@ def _parser():
     p.add_argument("--thrash-limit", type=_at_least(0.0, float), default=20.0,
                    help="dtr runs stop at this much recomputation per step "
                         "(default 20x their own compute)")
+    p.add_argument("--repeats", type=_at_least(1), default=1,
+                   help="run every method this many times, in rounds; "
+                        "report the median step time (default 1)")
     p.add_argument("--timeout", type=_at_least(0.0, float), default=900.0,
                    help="seconds per run (default 900)")
     return p
@@ -114,8 +118,8 @@ def _run_one(args, method, setting):
     except subprocess.TimeoutExpired:
         return f"timed out after {args.timeout:g} s"
     for line in done.stdout.splitlines():
-        if line.startswith(child.RESULT_TAG):
-            return json.loads(line[len(child.RESULT_TAG):])
+        if line.startswith(spec.RESULT_TAG):
+            return json.loads(line[len(spec.RESULT_TAG):])
     return _last_error(done.stderr) or f"exited with status {done.returncode}"
 
 
@@ -130,6 +134,18 @@ def _last_error(stderr):
 def _identical(result, reference):
     return (result["losses"] == reference["losses"]
             and result["state"] == reference["state"])
+
+
+def _row(run, results, reference):
+    """One row of results.csv from a run's repeats: the largest peak, the
+    median step time, identical only if every repeat was."""
+    method, setting, _ = run
+    identical = all(_identical(r, reference) for r in results)
+    return {"method": method, "setting": setting,
+            "peak_bytes": max(r["peak_bytes"] for r in results),
+            "step_ms": round(statistics.median(r["step_ms"] for r in results),
+                             3),
+            "identical": "yes" if identical else "no"}
 
 
 def _runs(args, chosen, plain_peak):
@@ -157,7 +173,7 @@ def main(argv=None):
         sys.exit(f"dtr.compare: unknown method(s) {', '.join(unknown)}; "
                  f"choose from {', '.join(METHODS)}")
     try:
-        child.load(args.function)
+        spec.load(args.function)
     except Exception as e:  # the user's module may raise anything
         sys.exit(f"dtr.compare: cannot load {args.function}: "
                  f"{type(e).__name__}: {e}")
@@ -165,23 +181,33 @@ def main(argv=None):
     reference = _run_one(args, "plain", "-")
     if isinstance(reference, str):
         sys.exit(f"dtr.compare: plain PyTorch failed: {reference}")
-    rows, failures = [], []
-    for method, setting, label in _runs(args, chosen,
-                                        reference["peak_bytes"]):
-        result = _run_one(args, method, setting)
-        if isinstance(result, str):
-            failures.append(f"{method} {setting} ({label}): {result}")
-            print(f"{method:15} {label:>13}  failed: {result}", flush=True)
-            continue
-        row = {"method": method, "setting": setting,
-               "peak_bytes": result["peak_bytes"],
-               "step_ms": round(result["step_ms"], 3),
-               "identical": "yes" if _identical(result, reference) else "no"}
-        rows.append(row)
-        print(f"{method:15} {label:>13}  peak "
-              f"{row['peak_bytes'] / 2**20:9.2f} MiB  step "
-              f"{row['step_ms']:9.2f} ms  identical {row['identical']}",
-              flush=True)
+    runs = _runs(args, chosen, reference["peak_bytes"])
+    results = {run: [] for run in runs}
+    failed = {}
+    # Rounds, each run once per round: a slow spell of a shared machine
+    # falls on every method alike.
+    for round_ in range(args.repeats):
+        for run in runs:
+            if run in failed:
+                continue
+            method, setting, label = run
+            result = _run_one(args, method, setting)
+            if isinstance(result, str):
+                failed[run] = result
+                print(f"{method:15} {label:>13}  failed: {result}",
+                      flush=True)
+                continue
+            results[run].append(result)
+            print(f"{method:15} {label:>13}  peak "
+                  f"{result['peak_bytes'] / 2**20:9.2f} MiB  step "
+                  f"{result['step_ms']:9.2f} ms  identical "
+                  f"{_identical(result, reference)}"
+                  + (f"  (round {round_ + 1})" if args.repeats > 1 else ""),
+                  flush=True)
+    rows = [_row(run, results[run], reference) for run in runs
+            if run not in failed]
+    failures = [f"{m} {s} ({label}): {failed[(m, s, label)]}"
+                for m, s, label in runs if (m, s, label) in failed]
     from . import report
     report.write_csv(os.path.join(args.out, "results.csv"), rows)
     report.write_text(os.path.join(args.out, "failures.txt"),

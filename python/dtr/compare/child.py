@@ -5,7 +5,6 @@ setting, so no run sees another's allocations, compiled code or DTR
 state."""
 import contextlib
 import hashlib
-import importlib
 import json
 import random
 import statistics
@@ -15,22 +14,7 @@ import time
 import torch
 
 from . import methods
-
-RESULT_TAG = "DTR_COMPARE_RESULT "
-
-
-def load(spec):
-    """FUNCTION of MODULE for "MODULE:FUNCTION"; ValueError naming what is
-    missing."""
-    module_name, sep, function_name = spec.partition(":")
-    if not sep or not module_name or not function_name:
-        raise ValueError(f"expected MODULE:FUNCTION, got {spec!r}")
-    module = importlib.import_module(module_name)
-    function = getattr(module, function_name, None)
-    if not callable(function):
-        raise ValueError(f"{module_name} has no function {function_name!r}")
-    return function
-
+from .spec import RESULT_TAG, load
 
 def build(spec):
     """(model, optimizer, make_batch, loss_fn, blocks) from the user's
