@@ -677,4 +677,8 @@ CASES = [
 from zoo import hf_cases  # noqa: E402 -- it builds on Case and Trainer
 
 CASES += hf_cases.CASES
+
+from zoo import vision_cases  # noqa: E402 -- timm and torchvision
+
+CASES += vision_cases.CASES
 BY_NAME = {c.name: c for c in CASES}
