@@ -74,6 +74,13 @@ class CompareTest(unittest.TestCase):
         self.assertLess(int(rows[1]["peak_bytes"]), int(plain["peak_bytes"]))
         with open(os.path.join(out, "pareto.png"), "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        for name in ("results.csv", "failures.txt", "pareto.png"):
+            mode = os.stat(os.path.join(out, name)).st_mode & 0o777
+            self.assertEqual(mode, 0o666 & ~umask, name)
+        self.assertEqual([f for f in os.listdir(out) if f.startswith(".")],
+                         [])  # no temporary file left behind
 
     def test_a_run_below_the_floor_is_listed_as_failed(self):
         done, out = compare("test_compare:small_mlp", "--methods", "dtr",

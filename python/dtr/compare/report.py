@@ -15,6 +15,9 @@ def _replace(path, write, mode="w"):
     try:
         with os.fdopen(fd, mode) as f:
             write(f)
+        umask = os.umask(0)  # mkstemp's 0600 becomes what open() would give
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -49,6 +52,12 @@ def plot(path, rows, title):
         xs, ys = zip(*points)
         ax.plot(xs, ys, marker="o", linestyle="-" if len(xs) > 1 else "",
                 label=method)
+    for r in rows:  # compile's fractions do not order its peaks
+        if r["method"] == "compile-budget":
+            ax.annotate(f"{float(r['setting']):g}",
+                        (r["peak_bytes"] / 2**20, r["step_ms"]),
+                        textcoords="offset points", xytext=(4, 4),
+                        fontsize=8)
     ax.set_xlabel("peak memory (MiB, the process's tensor allocator)")
     ax.set_ylabel("time per training step (ms, median)")
     ax.set_title(title)
