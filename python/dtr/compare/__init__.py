@@ -201,7 +201,7 @@ def main(argv=None):
             print(f"{method:15} {label:>13}  peak "
                   f"{result['peak_bytes'] / 2**20:9.2f} MiB  step "
                   f"{result['step_ms']:9.2f} ms  identical "
-                  f"{_identical(result, reference)}"
+                  f"{'yes' if _identical(result, reference) else 'no'}"
                   + (f"  (round {round_ + 1})" if args.repeats > 1 else ""),
                   flush=True)
     rows = [_row(run, results[run], reference) for run in runs
