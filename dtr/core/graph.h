@@ -32,8 +32,11 @@ inline constexpr std::uint32_t kNoId =
 struct Op {
   explicit Op(std::pmr::memory_resource* arena) : name(arena) {}
   std::pmr::string name;
-  std::int64_t cost_ns = 0;          ///< measured or modelled compute time
-  std::int64_t total_bytes = 0;      ///< sum of the non-alias output sizes
+  std::int64_t cost_ns = 0;      ///< measured or modelled compute time
+  std::int64_t total_bytes = 0;  ///< sum of the non-alias output sizes
+  /// Scratch the op allocates and frees while it runs, on top of its
+  /// outputs at its peak (Note [Workspace]).
+  std::int64_t workspace_bytes = 0;
   SmallVector<TensorId, 4> inputs;   ///< in argument order (may repeat)
   SmallVector<TensorId, 2> outputs;  ///< in result order (consecutive ids)
   bool constant = false;             ///< a nullary op nothing can recompute

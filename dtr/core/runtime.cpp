@@ -265,13 +265,28 @@ void Runtime::push_frame(TensorId t, bool remat) {
   }
 }
 
+// Note [Workspace]
+// Many kernels allocate scratch beside their outputs (a convolution's
+// reordered weights, a reduction's partial sums) and free it before they
+// return. A framework makes room for each allocation as it happens, so
+// its runs evict for the scratch too; an op that records its peak scratch
+// (Op::workspace_bytes, a trace's WORKSPACE) gets the same room here,
+// before it runs or is replayed, and the peak counts it while it runs. So
+// a simulation of a recorded trace evicts and replays what the framework
+// did (tests/torch/trace_prediction_test.cpp); unmodelled, the scratch of
+// a U-Net's convolutions made the framework evict twice what the
+// simulator predicted, and auto's simulated choice (dtr/torch/
+// auto_heuristic.h) a toss-up between heuristics that differ by half.
 void Runtime::finish_frame() {
   Frame f = frames_.back();
   if (frames_.size() == 1) inputs_ready_ = true;  // see call()
   const Tensor& tensor = graph_.tensor(f.tensor);
   const Op& op = graph_.op(tensor.op);
-  make_room(op.total_bytes);
+  make_room(saturating_add(op.total_bytes, op.workspace_bytes));
   compute(f.tensor, f.remat);
+  stats_.peak_bytes =
+      std::max(stats_.peak_bytes,
+               saturating_add(stats_.memory_bytes, op.workspace_bytes));
   // Unlock the inputs while the frame is still on the stack, so that a
   // pending banish an unlock retries spares the frame's own tensor (an
   // input's storage may also hold it, as a view): materialize() must leave
@@ -284,7 +299,7 @@ void Runtime::finish_frame() {
     observer_->on_replay_end(graph_, f.tensor, true, stats_.clock_ns);
   }
   if (!op.constant) {
-    std::int64_t needed = op.total_bytes;
+    std::int64_t needed = saturating_add(op.total_bytes, op.workspace_bytes);
     for (TensorId p : op.inputs) {  // an input may repeat: saturate
       if (!graph_.op(graph_.tensor(p).op).constant) {
         needed = saturating_add(needed, graph_.tensor(p).bytes);
@@ -503,8 +518,12 @@ void Runtime::drop_banished_outputs(const Op& op) {
 OpId Runtime::record_call(std::string_view name,
                           std::span<const TensorId> inputs,
                           std::span<const OutputSpec> outputs,
-                          std::int64_t cost_ns, bool constant) {
+                          std::int64_t cost_ns, bool constant,
+                          std::int64_t workspace_bytes) {
   DTR_CHECK(cost_ns >= 0, "[runtime] op '", name, "': negative cost ", cost_ns);
+  DTR_CHECK(workspace_bytes >= 0 && workspace_bytes <= kMaxTotalBytes,
+            "[runtime] op '", name, "': workspace of ", workspace_bytes,
+            " bytes is negative or past 2^61");
   DTR_CHECK(!outputs.empty(), "[runtime] op '", name, "' has no outputs");
   for (TensorId in : inputs) {
     check_tensor(in, "call");
@@ -545,6 +564,7 @@ OpId Runtime::record_call(std::string_view name,
     op.name = name;
     op.cost_ns = cost_ns;
     op.total_bytes = total_bytes;
+    op.workspace_bytes = workspace_bytes;
     op.inputs.assign(inputs.begin(), inputs.end());
     op.constant = constant;
     op.outputs.reserve(outputs.size());
@@ -630,9 +650,11 @@ void Runtime::discard_call(OpId op_id) {
 std::span<const TensorId> Runtime::call(std::string_view name,
                                         std::span<const TensorId> inputs,
                                         std::span<const OutputSpec> outputs,
-                                        std::int64_t cost_ns) {
+                                        std::int64_t cost_ns,
+                                        std::int64_t workspace_bytes) {
   BusyGuard guard(busy_);
-  const OpId op = record_call(name, inputs, outputs, cost_ns, false);
+  const OpId op =
+      record_call(name, inputs, outputs, cost_ns, false, workspace_bytes);
   const auto& result = graph_.op(op).outputs;
   if (observer_) observer_->on_op_begin(stats_.clock_ns);
   try {
@@ -764,11 +786,12 @@ void Runtime::abort_call(std::span<const TensorId> inputs) {
 std::span<const TensorId> Runtime::end_call(std::string_view name,
                                             std::span<const TensorId> inputs,
                                             std::span<const OutputSpec> outputs,
-                                            std::int64_t cost_ns) {
+                                            std::int64_t cost_ns,
+                                            std::int64_t workspace_bytes) {
   BusyGuard guard(busy_);
   OpId op = kNoId;
   try {
-    op = record_call(name, inputs, outputs, cost_ns, false);
+    op = record_call(name, inputs, outputs, cost_ns, false, workspace_bytes);
   } catch (...) {
     abort_call(inputs);
     throw;

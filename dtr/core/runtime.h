@@ -82,7 +82,8 @@ class Runtime {
   TensorId add_constant(std::int64_t bytes, std::string_view name = "constant");
 
   /// Records and performs an operator call: makes its inputs resident
-  /// (recomputing evicted ones), evicts until the outputs fit, then charges
+  /// (recomputing evicted ones), evicts until the outputs and
+  /// `workspace_bytes` of scratch fit (Note [Workspace]), then charges
   /// `cost_ns`. Each output starts with one external reference. Throws
   /// OutOfMemory or RematLimitExceeded, RematerializationError if the
   /// Executor fails to replay an op, or OverflowError if the live storages'
@@ -94,19 +95,23 @@ class Runtime {
   std::span<const TensorId> call(std::string_view name,
                                  std::span<const TensorId> inputs,
                                  std::span<const OutputSpec> outputs,
-                                 std::int64_t cost_ns);
+                                 std::int64_t cost_ns,
+                                 std::int64_t workspace_bytes = 0);
 
   /// Two-phase form for frameworks that learn output sizes only by running
   /// the op: begin_call makes `inputs` resident and locks them; the caller
   /// may make_room() for allocations it is about to do, runs the op, then
   /// end_call records the outputs (or abort_call unlocks).
   /// end_call returns the outputs' ids as call() does; the span points into
-  /// the graph, so copy it before the next call or constant.
+  /// the graph, so copy it before the next call or constant. The caller
+  /// made room for the op's scratch while it ran; `workspace_bytes` says
+  /// how much a replay must make room for (Note [Workspace]).
   void begin_call(std::span<const TensorId> inputs);
   std::span<const TensorId> end_call(std::string_view name,
                                      std::span<const TensorId> inputs,
                                      std::span<const OutputSpec> outputs,
-                                     std::int64_t cost_ns);
+                                     std::int64_t cost_ns,
+                                     std::int64_t workspace_bytes = 0);
   void abort_call(std::span<const TensorId> inputs);
   /// Evicts (the heuristic's choices) until `bytes` more fit in the budget:
   /// the one place the budget is enforced, also used by call() and every
@@ -246,7 +251,7 @@ class Runtime {
   void discard_call(OpId op);
   OpId record_call(std::string_view name, std::span<const TensorId> inputs,
                    std::span<const OutputSpec> outputs, std::int64_t cost_ns,
-                   bool constant);
+                   bool constant, std::int64_t workspace_bytes = 0);
 
   RuntimeOptions options_;
   std::unique_ptr<Heuristic> heuristic_;

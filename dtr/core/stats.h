@@ -11,12 +11,15 @@ struct RuntimeStats {
   /// does, keeps every access time positive, so an LRU score of 0 (which
   /// ends a search early) never occurs.
   std::int64_t clock_ns = 1;
-  std::int64_t model_compute_ns = 0;     ///< first computations
-  std::int64_t remat_compute_ns = 0;     ///< recomputations
-  std::int64_t memory_bytes = 0;         ///< resident storage bytes now
-  std::int64_t peak_bytes = 0;           ///< maximum of memory_bytes
-  std::int64_t constant_bytes = 0;       ///< bytes of constants added
-  std::int64_t bottleneck_bytes = 0;     ///< largest outputs + inputs of an op
+  std::int64_t model_compute_ns = 0;  ///< first computations
+  std::int64_t remat_compute_ns = 0;  ///< recomputations
+  std::int64_t memory_bytes = 0;      ///< resident storage bytes now
+  /// Maximum of memory_bytes, plus the workspace of an op the runtime ran
+  /// or replayed itself (Note [Workspace]).
+  std::int64_t peak_bytes = 0;
+  std::int64_t constant_bytes = 0;  ///< bytes of constants added
+  /// Largest outputs + workspace + inputs of an op.
+  std::int64_t bottleneck_bytes = 0;
   std::uint64_t ops = 0;                 ///< operator calls recorded
   std::uint64_t remat_ops = 0;           ///< operator replays
   std::uint64_t evictions = 0;           ///< chosen by the heuristic

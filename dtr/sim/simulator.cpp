@@ -87,7 +87,8 @@ void replay(const trace::Program& program, Runtime& rt, bool forget) {
         } else {
           inputs.clear();
           for (trace::ValueId v : op.inputs) inputs.push_back(tensor_of[v]);
-          auto out = rt.call(op.name, inputs, op.outputs, op.cost_ns);
+          auto out = rt.call(op.name, inputs, op.outputs, op.cost_ns,
+                             op.workspace_bytes);
           for (std::size_t k = 0; k < out.size(); ++k) {
             tensor_of[op.first_output + k] = out[k];
           }

@@ -1,5 +1,6 @@
 #include "dtr/torch/accounting.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "dtr/torch/counting_allocator.h"
@@ -55,7 +56,10 @@ std::uint64_t make_room_for(std::int64_t bytes) {
 
 void note_allocated(std::uint64_t window, std::int64_t bytes) {
   AllocationWindow* w = t_window;
-  if (w != nullptr && w->epoch_ == window) w->pending_ += bytes;
+  if (w != nullptr && w->epoch_ == window) {
+    w->pending_ += bytes;
+    w->peak_ = std::max(w->peak_, w->pending_);
+  }
 }
 
 void note_freed(std::uint64_t window, std::int64_t bytes) {

@@ -55,6 +55,8 @@ class AllocationWindow {
   AllocationWindow(const AllocationWindow&) = delete;
   AllocationWindow& operator=(const AllocationWindow&) = delete;
   std::int64_t pending_bytes() const { return pending_; }
+  /// The most pending_bytes() reached since the window opened.
+  std::int64_t peak_bytes() const { return peak_; }
 
  private:
   friend std::uint64_t make_room_for(std::int64_t bytes);
@@ -62,6 +64,7 @@ class AllocationWindow {
   friend void note_freed(std::uint64_t window, std::int64_t bytes);
   Hook before_;
   std::int64_t pending_ = 0;
+  std::int64_t peak_ = 0;
   std::uint64_t epoch_;
   AllocationWindow* previous_;
 };

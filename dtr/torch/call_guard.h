@@ -28,9 +28,10 @@ class CallGuard {
   /// The ids point into the runtime's graph (Runtime::end_call).
   std::span<const TensorId> end(std::string_view name,
                                 std::span<const OutputSpec> outputs,
-                                std::int64_t cost_ns) {
+                                std::int64_t cost_ns,
+                                std::int64_t workspace_bytes = 0) {
     open_ = false;
-    return runtime_.end_call(name, inputs_, outputs, cost_ns);
+    return runtime_.end_call(name, inputs_, outputs, cost_ns, workspace_bytes);
   }
   void abort() {
     open_ = false;

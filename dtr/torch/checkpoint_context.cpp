@@ -208,7 +208,7 @@ TensorId Context::checkpoint_id(const at::Tensor& t) {
   const TensorId id = guard.end("checkpoint", {&spec, 1}, 0)[0];
   listeners_.notify([&](RunListener& l) {
     l.call(runtime_.graph(), "checkpoint", {&member, 1}, {&id, 1}, {&spec, 1},
-           0);
+           0, 0);
   });
   return id;
 }

@@ -130,10 +130,12 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     const std::int64_t cost = cost_of(out.elapsed_ns, out.new_bytes);
     // No note_peak() here: a kMove output is counted before its old value
     // is evicted (same buffer); the allocation hook tracks the real level.
-    const std::span<const TensorId> ended = guard->end(name, out.specs, cost);
+    const std::span<const TensorId> ended =
+        guard->end(name, out.specs, cost, out.workspace_bytes());
     const OutIds out_ids(ended.begin(), ended.end());
     listeners_.notify([&](RunListener& l) {
-      l.call(runtime_.graph(), name, slots.ids, out_ids, out.specs, cost);
+      l.call(runtime_.graph(), name, slots.ids, out_ids, out.specs, cost,
+             out.workspace_bytes());
     });
     for (std::size_t o = 0; o < out.specs.size(); ++o) {
       out_cells.push_back(new_cell(out_ids[o], out.values[o]));
@@ -228,6 +230,7 @@ Outputs Context::run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   call_below_autograd(op, stack, at::GradMode::is_enabled());
   // Note [Op costs exclude making room]
   out.elapsed_ns = now_ns() - start - (room_ns_ - room_before);
+  out.peak_bytes = window.peak_bytes() + moved_bytes_;  // Note [Workspace]
   out.results.assign(std::make_move_iterator(stack->end() - n_returns),
                      std::make_move_iterator(stack->end()));
   stack->erase(stack->end() - n_returns, stack->end());

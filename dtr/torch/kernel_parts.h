@@ -69,6 +69,14 @@ struct Outputs {
   c10::SmallVector<int, 2> inplace_arg;  ///< per return: written arg or -1
   std::int64_t new_bytes = 0;
   std::int64_t elapsed_ns = 0;
+  /// The most memory the call held at once: its allocations live together
+  /// at their peak, and the room reserved for moved writes.
+  std::int64_t peak_bytes = 0;
+  /// What the call held at its peak beyond its new values (Note
+  /// [Workspace], dtr/core/runtime.cpp).
+  std::int64_t workspace_bytes() const {
+    return peak_bytes > new_bytes ? peak_bytes - new_bytes : 0;
+  }
 };
 
 /// Step 4: the runtime's ids of the new values and their cells.

@@ -43,10 +43,11 @@ void Context::copy_storage_on_write(TensorId member) {
     }
     OutputSpec spec{nbytes, -1};
     const TensorId root = guard.end("copy_on_write", {&spec, 1}, 1)[0];
-    listeners_.notify([&](RunListener&
-                              l) {  // so that the holds below have names
-      l.call(runtime_.graph(), "copy_on_write", ids, {&root, 1}, {&spec, 1}, 1);
-    });
+    listeners_.notify(
+        [&](RunListener& l) {  // so that the holds below have names
+          l.call(runtime_.graph(), "copy_on_write", ids, {&root, 1}, {&spec, 1},
+                 1, 0);
+        });
     for (const auto& c : views) {
       at::Tensor v = at::empty({0}, c->value.options())
                          .set_(raw.storage(), c->value.storage_offset(),
@@ -57,7 +58,7 @@ void Context::copy_storage_on_write(TensorId member) {
           alias.end("copy_on_write_view", {&view_spec, 1}, 1)[0];
       listeners_.notify([&](RunListener& l) {
         l.call(runtime_.graph(), "copy_on_write_view", {&root, 1}, {&view, 1},
-               {&view_spec, 1}, 1);
+               {&view_spec, 1}, 1, 0);
       });
       copies.push_back(new_cell(view, v));
     }

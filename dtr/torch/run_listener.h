@@ -17,13 +17,14 @@ namespace dtr::pt {
 class RunListener {
  public:
   virtual ~RunListener() = default;
-  /// An operator call the runtime recorded. For an alias output,
-  /// specs[i].bytes is not meaningful: `g` gives its storage's size.
+  /// An operator call the runtime recorded, with its scratch (Note
+  /// [Workspace]). For an alias output, specs[i].bytes is not meaningful:
+  /// `g` gives its storage's size.
   virtual void call(const Graph& g, const std::string& op,
                     std::span<const TensorId> inputs,
                     std::span<const TensorId> outputs,
-                    std::span<const OutputSpec> specs,
-                    std::int64_t cost_ns) = 0;
+                    std::span<const OutputSpec> specs, std::int64_t cost_ns,
+                    std::int64_t workspace_bytes) = 0;
   /// A value that cannot be recomputed (an input, a random result).
   virtual void constant(TensorId id, std::int64_t bytes) = 0;
   /// The program dropped its last reference to `id`.

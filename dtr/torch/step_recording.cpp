@@ -95,7 +95,7 @@ void StepRecording::call(const Graph& g, const std::string& op,
                          std::span<const TensorId> inputs,
                          std::span<const TensorId> outputs,
                          std::span<const OutputSpec> specs,
-                         std::int64_t cost_ns) {
+                         std::int64_t cost_ns, std::int64_t workspace_bytes) {
   ++calls_;
   mix(op);
   mix(inputs.size());
@@ -111,6 +111,7 @@ void StepRecording::call(const Graph& g, const std::string& op,
   trace::ProgramOp p;
   p.name = op;
   p.cost_ns = cost_ns;
+  p.workspace_bytes = workspace_bytes;
   p.inputs.reserve(inputs.size());
   for (TensorId in : inputs) p.inputs.push_back(use(g, in));
   p.outputs.reserve(outputs.size());

@@ -50,7 +50,8 @@ class StepRecording final : public RunListener {
   /// storage); `g` gives the sizes of values made before the step.
   void call(const Graph& g, const std::string& op,
             std::span<const TensorId> inputs, std::span<const TensorId> outputs,
-            std::span<const OutputSpec> specs, std::int64_t cost_ns) override;
+            std::span<const OutputSpec> specs, std::int64_t cost_ns,
+            std::int64_t workspace_bytes) override;
   void release(TensorId id) override;
   /// Holds of values this step defined, as the trace writes them.
   void pin(TensorId id) override;

@@ -35,7 +35,7 @@ void TraceRecorder::call(const Graph& g, const std::string& op,
                          std::span<const TensorId> inputs,
                          std::span<const TensorId> outputs,
                          std::span<const OutputSpec> specs,
-                         std::int64_t time_ns) {
+                         std::int64_t time_ns, std::int64_t workspace_bytes) {
   std::vector<std::string> args;
   args.reserve(inputs.size());
   for (TensorId in : inputs) args.push_back(name_of(in));
@@ -47,7 +47,7 @@ void TraceRecorder::call(const Graph& g, const std::string& op,
                   : g.storage(g.tensor(inputs[alias]).storage).bytes;
     results.push_back({define(outputs[i]), bytes, alias});
   }
-  writer_->call(op, args, results, time_ns);
+  writer_->call(op, args, results, time_ns, workspace_bytes);
 }
 
 void TraceRecorder::release(TensorId id) {

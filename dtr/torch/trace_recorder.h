@@ -29,7 +29,8 @@ class TraceRecorder final : public RunListener {
   /// An alias is written with its storage's size, read off `g`.
   void call(const Graph& g, const std::string& op,
             std::span<const TensorId> inputs, std::span<const TensorId> outputs,
-            std::span<const OutputSpec> specs, std::int64_t time_ns) override;
+            std::span<const OutputSpec> specs, std::int64_t time_ns,
+            std::int64_t workspace_bytes) override;
   void release(TensorId id) override;
   /// A value made before recording began (Note [Values made before
   /// recording]): a CALL of no arguments ("made_before") of `bytes`, or,

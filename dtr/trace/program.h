@@ -15,6 +15,8 @@ using ValueId = std::uint32_t;
 struct ProgramOp {
   std::string name;
   std::int64_t cost_ns = 0;
+  /// Scratch beside the outputs while it runs (Note [Workspace]).
+  std::int64_t workspace_bytes = 0;
   std::vector<ValueId> inputs;
   std::vector<OutputSpec> outputs;  ///< sizes; alias = index into inputs
   ValueId first_output = 0;         ///< outputs are consecutive values

@@ -318,6 +318,17 @@ class Reader {
     return t;
   }
 
+  // Optional (Note [Workspace], dtr/core/runtime.cpp): 0 when absent.
+  std::int64_t get_workspace(std::size_t index, const json& j) const {
+    if (!j.contains("WORKSPACE")) return 0;
+    const std::int64_t bytes = get_int(index, j, "WORKSPACE");
+    if (bytes < 0 || bytes > kMaxBytes) {
+      fail(index, "WORKSPACE " + std::to_string(bytes) +
+                      " is negative or exceeds 2^50 bytes");
+    }
+    return bytes;
+  }
+
   void add_op(std::size_t index, ProgramOp op) {
     if (op.cost_ns > kMaxTotalCostNs - program_.total_cost_ns) {
       fail(index, "TIME " + std::to_string(op.cost_ns) +
@@ -403,6 +414,7 @@ class Reader {
     ProgramOp op;
     op.name = get_string(index, j, "NAME");
     op.cost_ns = get_time(index, j);
+    op.workspace_bytes = get_workspace(index, j);
     std::vector<std::string> args = get_names(index, j, "ARGS");
     std::vector<std::string> results = get_names(index, j, "RESULT");
     if (results.empty()) fail(index, "CALL '" + op.name + "' has no RESULT");

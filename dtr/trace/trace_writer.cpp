@@ -32,15 +32,17 @@ void TraceWriter::constant(std::string_view name, std::int64_t bytes) {
 }
 
 void TraceWriter::call(std::string_view op, std::span<const std::string> args,
-                       std::span<const Result> results, std::int64_t time_ns) {
+                       std::span<const Result> results, std::int64_t time_ns,
+                       std::int64_t workspace_bytes) {
   json result = json::array();
   for (const auto& r : results) result.push_back(r.name);
-  emit(json{{"INSTRUCTION", "CALL"},
+  json line{{"INSTRUCTION", "CALL"},
             {"NAME", op},
             {"ARGS", names(args)},
             {"RESULT", result},
-            {"TIME", std::to_string(time_ns)}}
-           .dump());
+            {"TIME", std::to_string(time_ns)}};
+  if (workspace_bytes > 0) line["WORKSPACE"] = std::to_string(workspace_bytes);
+  emit(line.dump());
   for (const auto& r : results) {
     emit(json{{"INSTRUCTION", "MEMORY"},
               {"NAME", r.name},

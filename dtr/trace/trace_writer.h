@@ -33,13 +33,17 @@ class TraceWriter {
 
   void annotate(std::string_view annotation);
   void constant(std::string_view name, std::int64_t bytes);
+  /// A `workspace_bytes` above 0 is written as WORKSPACE (Note
+  /// [Workspace]).
   void call(std::string_view op, std::span<const std::string> args,
-            std::span<const Result> results, std::int64_t time_ns);
+            std::span<const Result> results, std::int64_t time_ns,
+            std::int64_t workspace_bytes = 0);
   void call(std::string_view op, std::initializer_list<std::string> args,
-            std::initializer_list<Result> results, std::int64_t time_ns) {
+            std::initializer_list<Result> results, std::int64_t time_ns,
+            std::int64_t workspace_bytes = 0) {
     std::vector<std::string> a(args);
     std::vector<Result> r(results);
-    call(op, a, r, time_ns);
+    call(op, a, r, time_ns, workspace_bytes);
   }
   void mutate(std::string_view op, std::span<const std::string> args,
               std::span<const int> mutated, std::int64_t time_ns);

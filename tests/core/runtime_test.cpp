@@ -309,6 +309,52 @@ TEST(RuntimeTest, TwoPhaseCallRecordsOutputsAfterTheOpRan) {
   rt.check_invariants();
 }
 
+// Note [Workspace]
+TEST(RuntimeTest, AWorkspaceGetsRoomWhenTheOpRunsAndWhenItIsReplayed) {
+  CheckedExecutor ex;
+  Runtime rt({.budget_bytes = 1000}, make_heuristic("lru"), &ex);
+  TensorId x = rt.add_constant(100);
+  ex.first_compute(rt.graph(), rt.graph().tensor(x).op);
+  OutputSpec out{200, -1};
+  const TensorId a = rt.call("a", std::vector<TensorId>{x}, {&out, 1}, 5)[0];
+  ex.first_compute(rt.graph(), rt.graph().tensor(a).op);
+  const TensorId b = rt.call("b", std::vector<TensorId>{x}, {&out, 1}, 5)[0];
+  ex.first_compute(rt.graph(), rt.graph().tensor(b).op);
+  // 100 + 200 + 200 resident; w's 200 and 400 of scratch fit only if a
+  // (the least recently used) goes.
+  const TensorId w = rt.call("w", std::vector<TensorId>{x}, {&out, 1}, 5,
+                             /*workspace=*/400)[0];
+  ex.first_compute(rt.graph(), rt.graph().tensor(w).op);
+  EXPECT_FALSE(rt.is_defined(a));
+  EXPECT_TRUE(rt.is_defined(b));
+  EXPECT_EQ(rt.graph().op(rt.graph().tensor(w).op).workspace_bytes, 400);
+  EXPECT_EQ(rt.stats().peak_bytes, 100 + 200 + 200 + 400);
+  EXPECT_EQ(rt.stats().bottleneck_bytes, 200 + 400);
+  // A replay of w makes the same room: with a and b resident again
+  // (500), w's 600 need a (the least recently used) to go.
+  rt.evict_all();
+  rt.materialize(a);
+  rt.materialize(b);
+  rt.materialize(w);
+  EXPECT_TRUE(rt.is_defined(w));
+  EXPECT_FALSE(rt.is_defined(a));
+  EXPECT_TRUE(rt.is_defined(b));
+  EXPECT_LE(rt.stats().peak_bytes, 1000);
+  rt.check_invariants();
+}
+
+TEST(RuntimeTest, AWorkspaceThatCannotFitIsOutOfMemory) {
+  Runtime rt({.budget_bytes = 1000}, make_heuristic("dtr"));
+  TensorId x = rt.add_constant(100);
+  OutputSpec out{200, -1};
+  EXPECT_THROW(rt.call("w", std::vector<TensorId>{x}, {&out, 1}, 5, 701),
+               OutOfMemory);
+  EXPECT_THROW(rt.call("w", std::vector<TensorId>{x}, {&out, 1}, 5, -1),
+               InvalidArgument);
+  EXPECT_NO_THROW(rt.call("w", std::vector<TensorId>{x}, {&out, 1}, 5, 700));
+  rt.check_invariants();
+}
+
 }  // namespace
 }  // namespace dtr
 

@@ -149,6 +149,26 @@ TEST_F(CountingAllocatorTest, WindowHookRunsBeforeEachAllocation) {
   EXPECT_EQ(window.pending_bytes(), 50);
 }
 
+// The peak is what Note [Workspace] records as an operator's scratch.
+TEST_F(CountingAllocatorTest, AWindowKeepsThePeakOfItsPendingBytes) {
+  c10::Allocator* a = counting_allocator();
+  pt::AllocationWindow window(&recording_hook);
+  c10::DataPtr out = a->allocate(100);
+  {
+    c10::DataPtr scratch = a->allocate(300);
+    EXPECT_EQ(window.peak_bytes(), 400);
+  }
+  c10::DataPtr more = a->allocate(50);
+  EXPECT_EQ(window.pending_bytes(), 150);
+  EXPECT_EQ(window.peak_bytes(), 400);
+  {
+    pt::AllocationWindow inner(&recording_hook);  // a replay's own window
+    c10::DataPtr big = a->allocate(1000);
+    EXPECT_EQ(inner.peak_bytes(), 1000);
+  }
+  EXPECT_EQ(window.peak_bytes(), 400);
+}
+
 TEST_F(CountingAllocatorTest, NestedWindowsKeepTheirOwnPendingBytes) {
   c10::Allocator* a = counting_allocator();
   pt::AllocationWindow outer(&recording_hook);

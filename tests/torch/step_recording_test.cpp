@@ -31,7 +31,8 @@ class TextStep {
   void call(const Graph& g, const std::string& op,
             const std::vector<TensorId>& inputs,
             const std::vector<TensorId>& outputs,
-            const std::vector<OutputSpec>& specs, std::int64_t cost_ns) {
+            const std::vector<OutputSpec>& specs, std::int64_t cost_ns,
+            std::int64_t workspace_bytes) {
     std::vector<std::string> args;
     for (TensorId in : inputs) args.push_back(use(g, in));
     std::vector<trace::TraceWriter::Result> results;
@@ -41,7 +42,7 @@ class TextStep {
         bytes = bytes_of(g, inputs[specs[i].alias_of]);
       results.push_back({define(outputs[i]), bytes, specs[i].alias_of});
     }
-    writer_.call(op, args, results, cost_ns);
+    writer_.call(op, args, results, cost_ns, workspace_bytes);
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       bytes_[outputs[i]] =
           specs[i].alias_of >= 0 ? results[i].bytes : specs[i].bytes;
@@ -90,6 +91,7 @@ void expect_same_program(const trace::Program& a, const trace::Program& b) {
     SCOPED_TRACE("op " + std::to_string(i) + " " + x.name);
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.cost_ns, y.cost_ns);
+    EXPECT_EQ(x.workspace_bytes, y.workspace_bytes);
     EXPECT_EQ(x.inputs, y.inputs);
     ASSERT_EQ(x.outputs.size(), y.outputs.size());
     for (std::size_t k = 0; k < x.outputs.size(); ++k) {
@@ -149,8 +151,9 @@ TEST(StepRecordingTest, WritesTheProgramTheTraceTextWouldGive) {
           const std::string name =
               e == 30 ? "mm_backward" : "op" + std::to_string(rng() % 3);
           const std::int64_t cost = rng() % 1000;
-          direct.call(rt.graph(), name, in, out, specs, cost);
-          text.call(rt.graph(), name, in, out, specs, cost);
+          const std::int64_t scratch = rng() % 2 ? 8 * (rng() % 9) : 0;
+          direct.call(rt.graph(), name, in, out, specs, cost, scratch);
+          text.call(rt.graph(), name, in, out, specs, cost, scratch);
           live.push_back(out[0]);
           live.push_back(out[1]);
           break;
@@ -171,8 +174,8 @@ TEST(StepRecordingTest, WritesTheProgramTheTraceTextWouldGive) {
           const TensorId out = rng() % 2 ? pick() : fresh;
           std::vector<TensorId> outs{out};
           std::vector<OutputSpec> specs{{24, -1}};
-          direct.call(rt.graph(), "relu", in, outs, specs, 7);
-          text.call(rt.graph(), "relu", in, outs, specs, 7);
+          direct.call(rt.graph(), "relu", in, outs, specs, 7, 0);
+          text.call(rt.graph(), "relu", in, outs, specs, 7, 0);
           live.push_back(out);
         }
       }
@@ -189,12 +192,12 @@ TEST(StepRecordingTest, ARestartForgetsTheLastStepsValues) {
   const std::vector<TensorId> in{held};
   const std::vector<TensorId> out{held + 1};
   const std::vector<OutputSpec> spec{{32, -1}};
-  r.call(rt.graph(), "relu", in, out, spec, 5);
+  r.call(rt.graph(), "relu", in, out, spec, 5, 0);
   r.restart(true);
   // held + 1 is not a value of this step: reading it would need its size
   // from the graph, so read `held` again instead and check it is a new
   // constant (the previous step's value is not reused).
-  r.call(rt.graph(), "relu", in, out, spec, 5);
+  r.call(rt.graph(), "relu", in, out, spec, 5, 0);
   const trace::Program p = r.program();
   ASSERT_EQ(p.ops.size(), 2u);
   EXPECT_TRUE(p.ops[0].constant);
@@ -212,12 +215,12 @@ TEST(StepRecordingTest, AStepPastTheCapStopsBeingWrittenButIsStillSigned) {
   const std::vector<OutputSpec> spec{{8, -1}};
   for (std::uint64_t i = 0; i < StepRecording::kMaxWrittenCalls; ++i) {
     const std::vector<TensorId> out{x + 1 + static_cast<TensorId>(i % 4)};
-    r.call(rt.graph(), "relu", in, out, spec, 1);
+    r.call(rt.graph(), "relu", in, out, spec, 1, 0);
   }
   EXPECT_TRUE(r.writing());
   const std::uint64_t before = r.signature();
   const std::vector<TensorId> out{x + 1};
-  r.call(rt.graph(), "relu", in, out, spec, 1);
+  r.call(rt.graph(), "relu", in, out, spec, 1, 0);
   EXPECT_FALSE(r.writing());
   EXPECT_NE(r.signature(), before);
   EXPECT_EQ(r.calls(), StepRecording::kMaxWrittenCalls + 1);

@@ -375,6 +375,22 @@ TEST(TraceReaderTest, NegativeTimeIsRejected) {
                      "negative TIME");
 }
 
+TEST(TraceReaderTest, BadWorkspaceIsRejected) {
+  std::string k = constant("x1", "4");
+  auto with_workspace = [&](const std::string& value) {
+    return k +
+           "{\"ARGS\":[\"x1\"],\"INSTRUCTION\":\"CALL\",\"NAME\":"
+           "\"conv\",\"RESULT\":[\"x2\"],\"TIME\":\"5\",\"WORKSPACE\":" +
+           value + "}\n" + memory("x2", "4") + alias("x2", "-1");
+  };
+  EXPECT_TRACE_ERROR(with_workspace("\"-8\""), 3,
+                     "WORKSPACE -8 is negative or exceeds 2^50 bytes");
+  EXPECT_TRACE_ERROR(with_workspace("\"lots\""), 3,
+                     "WORKSPACE must be an integer");
+  EXPECT_TRACE_ERROR(with_workspace("\"2251799813685249\""), 3,
+                     "exceeds 2^50 bytes");
+}
+
 TEST(TraceReaderTest, NonIntegerOrNegativeMemoryIsRejected) {
   EXPECT_TRACE_ERROR(constant("x1", "12abc"), 2, "MEMORY must be an integer");
   EXPECT_TRACE_ERROR(constant("x1", "4.5"), 2, "MEMORY must be an integer");

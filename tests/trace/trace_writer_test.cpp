@@ -166,6 +166,26 @@ TEST(TraceWriterTest, CallLineMatchesTheBriefsExample) {
           R"({"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"x2"})"}));
 }
 
+// Note [Workspace]: written only where there is one, so that traces of ops
+// without scratch stay the paper's lines.
+TEST(TraceWriterTest, AWorkspaceIsWrittenAndReadBack) {
+  std::ostringstream out;
+  TraceWriter w(out);
+  w.constant("x1", 8);
+  w.call("conv", {"x1"}, {{"x2", 8, -1}}, 5, 4096);
+  w.call("relu", {"x2"}, {{"x3", 8, -1}}, 5, 0);
+  const std::vector<std::string> lines = split_lines(out.str());
+  ASSERT_EQ(lines.size(), 8u);
+  EXPECT_EQ(
+      lines[2],
+      R"({"ARGS":["x1"],"INSTRUCTION":"CALL","NAME":"conv","RESULT":["x2"],"TIME":"5","WORKSPACE":"4096"})");
+  EXPECT_EQ(lines[5].find("WORKSPACE"), std::string::npos);
+  const Program p = read_text(out.str());
+  ASSERT_EQ(p.ops.size(), 3u);
+  EXPECT_EQ(p.ops[1].workspace_bytes, 4096);
+  EXPECT_EQ(p.ops[2].workspace_bytes, 0);
+}
+
 TEST(TraceWriterTest, MultiOutputCallWritesMemoryAliasPairsInResultOrder) {
   // The LSTM log's 3-way split (DTR.md §d.3): every output aliases argument 0
   // and logs the full input storage size.
