@@ -27,6 +27,7 @@ void add_sweep_command(CLI::App& app);
 void add_fidelity_command(CLI::App& app);
 void add_gen_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_heuristics_command(CLI::App& app);
 
 /// "1.0,0.9,0.5" -> {1.0, 0.9, 0.5}; throws dtr::InvalidArgument naming
 /// --ratios for an item that is not a positive finite number.

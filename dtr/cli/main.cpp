@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   dtr::cli::add_fidelity_command(app);
   dtr::cli::add_gen_command(app);
   dtr::cli::add_plan_command(app);
+  dtr::cli::add_heuristics_command(app);
   try {
 #ifdef DTR_HAVE_TORCH
     const bool train = argc > 1 && std::string_view(argv[1]) == "train";

@@ -12,6 +12,7 @@
 #include "dtr/core/dealloc_policy.h"
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/core/heuristic_registry.h"
 #include "dtr/report/result_table.h"
 #include "dtr/sim/auto_choice.h"
 #include "dtr/sim/parallel.h"
@@ -160,8 +161,9 @@ void add_sim_command(CLI::App& app) {
       "budget as a fraction of the baseline peak: a positive finite number "
       "whose product with the peak fits in 64 bits (else an error)");
   sub->add_option("--heuristic", o->heuristic,
-                  "dtr, dtr-eq, dtr-local, msps, lru, size, random, or auto "
-                  "(the best of the first six on this trace and budget)");
+                  heuristic_list() + ", or auto (the best of " +
+                      heuristic_list(/*auto_only=*/true) +
+                      " on this trace and budget); see `dtr heuristics`");
   sub->add_option("--policy", o->policy, "eager, ignore or banish");
   sub->add_option("--thrash-limit", o->thrash_limit,
                   "give up at this overhead, >= 1 (default 2.0; inf: never)");

@@ -10,7 +10,9 @@
 #include "dtr/cli/sweep_planners.h"
 #include "dtr/cli/validators.h"
 #include "dtr/core/dealloc_policy.h"
+#include "dtr/core/heuristic_registry.h"
 #include "dtr/report/sweep_report.h"
+#include "dtr/sim/auto_choice.h"
 #include "dtr/sim/parallel.h"
 #include "dtr/sim/sweep.h"
 
@@ -20,7 +22,8 @@ namespace {
 struct SweepOptions {
   std::vector<std::string> traces;
   std::string ratios = "1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1";
-  std::string heuristics = "dtr,dtr-eq,dtr-local,msps,lru,size";
+  /// Empty: every heuristic auto considers (heuristic_registry.h).
+  std::string heuristics;
   std::string planners;  ///< comma-separated; empty: none
   double time_limit_s = 10;
   std::string policy = "eager";
@@ -72,7 +75,9 @@ void run(const SweepOptions& o) {
   sim::SweepRequest request;
   request.specs = o.traces;
   request.ratios = parse_ratio_list(o.ratios);
-  request.heuristics = parse_heuristic_list(o.heuristics);
+  request.heuristics = o.heuristics.empty()
+                           ? sim::auto_candidates()
+                           : parse_heuristic_list(o.heuristics);
   request.policy = parse_dealloc_policy(o.policy);
   request.thrash_limit = o.thrash_limit;
   request.allocator = sim::parse_allocator_kind(o.allocator);
@@ -126,8 +131,9 @@ void add_sweep_command(CLI::App& app) {
                   "whose product with each trace's peak fits in 64 bits "
                   "(else an error)");
   sub->add_option("--heuristics", o->heuristics,
-                  "comma-separated heuristic names (auto: the best of the six "
-                  "fixed ones per cell), or all");
+                  "comma-separated heuristic names (auto: the best of the "
+                  "others per cell), or all (default: " +
+                      heuristic_list(/*auto_only=*/true) + ")");
   sub->add_option("--planners", o->planners,
                   "comma-separated static planners (milp, lp-round, "
                   "chen-sqrtn, chen-greedy, revolve, checkpoint-all) or all, "

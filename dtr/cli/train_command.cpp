@@ -6,6 +6,7 @@
 
 #include "dtr/cli/validators.h"
 #include "dtr/core/error.h"
+#include "dtr/core/heuristic_registry.h"
 #include "dtr/torch/train/data_parallel.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/torch/train/trainer.h"
@@ -47,9 +48,9 @@ void add_train_command(CLI::App& app) {
                   "write a Chrome trace of the budgeted run (chrome://tracing, "
                   "ui.perfetto.dev), wall clock; see docs/profiling.md");
   cmd->add_option("--heuristic", options->heuristic,
-                  "auto (default: simulate each step shape under every fixed "
-                  "heuristic and run the best), dtr, dtr-eq, dtr-local, msps, "
-                  "lru, size, random");
+                  "auto (default: simulate each step shape under " +
+                      heuristic_list(/*auto_only=*/true) +
+                      " and run the best), " + heuristic_list());
   cmd->add_flag("--bytes-cost", options->bytes_cost,
                 "deterministic cost model (output bytes) instead of time");
   cmd->add_flag("--stage", options->stage,

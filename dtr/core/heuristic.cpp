@@ -1,13 +1,7 @@
 #include "dtr/core/heuristic.h"
 
 #include "dtr/core/error.h"
-#include "dtr/core/heuristics/dtr.h"
-#include "dtr/core/heuristics/dtr_eq.h"
-#include "dtr/core/heuristics/dtr_local.h"
-#include "dtr/core/heuristics/lru.h"
-#include "dtr/core/heuristics/msps.h"
-#include "dtr/core/heuristics/random.h"
-#include "dtr/core/heuristics/size.h"
+#include "dtr/core/heuristic_registry.h"
 
 namespace dtr {
 
@@ -28,18 +22,11 @@ StorageId Heuristic::choose(const ChooseContext& ctx) {
 
 std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
                                           std::uint64_t seed) {
-  if (name == "dtr") return std::make_unique<DtrExactHeuristic>();
-  if (name == "dtr-eq") return std::make_unique<DtrEqHeuristic>();
-  if (name == "dtr-local") return std::make_unique<DtrLocalHeuristic>();
-  if (name == "lru") return std::make_unique<LruHeuristic>();
-  if (name == "size") return std::make_unique<SizeHeuristic>();
-  if (name == "msps") return std::make_unique<MspsHeuristic>();
-  if (name == "random") return std::make_unique<RandomHeuristic>(seed);
-  std::string known;
-  for (const auto& n : heuristic_names())
-    known += (known.empty() ? "" : ", ") + n;
+  for (const HeuristicEntry& e : registered_heuristics()) {
+    if (e.name == name) return e.make(seed);
+  }
   throw InvalidArgument("[heuristic] unknown heuristic '" + std::string(name) +
-                        "' (known: " + known + ")");
+                        "' (known: " + heuristic_list() + ")");
 }
 
 ChoiceMode parse_choice_mode(std::string_view name) {
@@ -54,10 +41,10 @@ ChoiceMode parse_choice_mode(std::string_view name) {
                         "check-fast-scan)");
 }
 
-const std::vector<std::string>& heuristic_names() {
-  static const std::vector<std::string> names = {
-      "dtr", "dtr-eq", "dtr-local", "msps", "lru", "size", "random"};
-  return names;
+std::vector<std::string> heuristic_names() {
+  std::vector<std::string> out;
+  for (const HeuristicEntry& e : registered_heuristics()) out.push_back(e.name);
+  return out;
 }
 
 }  // namespace dtr

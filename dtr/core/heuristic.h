@@ -153,12 +153,13 @@ StorageId Heuristic::scan_pool(const ChooseContext& ctx, Score&& score_of) {
   return best;
 }
 
-/// Creates a heuristic by name: dtr, dtr-eq, dtr-local, lru, size, msps,
-/// random. Throws dtr::InvalidArgument naming the unknown heuristic.
+/// Creates a registered heuristic by name (heuristic_registry.h: dtr,
+/// dtr-eq, dtr-local, msps, lru, size, random, and any registered later).
+/// Throws dtr::InvalidArgument naming the unknown heuristic.
 std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
                                           std::uint64_t seed = 0);
-/// All heuristic names, in the paper's order.
-const std::vector<std::string>& heuristic_names();
+/// The registered heuristics' names, the paper's seven first in its order.
+std::vector<std::string> heuristic_names();
 /// "index", "scan", "check", "fast-scan" or "check-fast-scan"; throws
 /// dtr::InvalidArgument naming the value.
 ChoiceMode parse_choice_mode(std::string_view name);

@@ -4,19 +4,17 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
+#include "dtr/core/heuristic_registry.h"
 #include "dtr/sim/parallel.h"
 
 namespace dtr::sim {
 
-const std::vector<std::string>& auto_candidates() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& n : heuristic_names()) {
-      if (n != "random") out.push_back(n);
-    }
-    return out;
-  }();
-  return names;
+std::vector<std::string> auto_candidates() {
+  std::vector<std::string> out;
+  for (const HeuristicEntry& e : registered_heuristics()) {
+    if (e.auto_candidate) out.push_back(e.name);
+  }
+  return out;
 }
 
 void check_heuristic_name(std::string_view name) {

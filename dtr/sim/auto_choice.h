@@ -19,10 +19,10 @@ namespace dtr::sim {
 /// The name a user types for the choice.
 inline constexpr std::string_view kAutoHeuristic = "auto";
 
-/// The fixed heuristics auto chooses among, in the paper's order: dtr,
-/// dtr-eq, dtr-local, msps, lru, size (not random: its runs depend on the
-/// seed, so a choice made on one step would not carry to the next).
-const std::vector<std::string>& auto_candidates();
+/// The fixed heuristics auto chooses among: the registered ones whose
+/// auto_candidate is set (heuristic_registry.h), in registration order:
+/// dtr, dtr-eq, dtr-local, msps, lru, size, then any registered later.
+std::vector<std::string> auto_candidates();
 
 /// Throws dtr::InvalidArgument unless `name` is a core heuristic or auto.
 void check_heuristic_name(std::string_view name);

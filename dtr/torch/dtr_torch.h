@@ -92,8 +92,9 @@ void begin_step();
 
 /// The eviction heuristic: "auto" (the default; the environment variable
 /// DTR_HEURISTIC overrides it) simulates the program's steps under each
-/// fixed heuristic and runs the best (docs/planners.md, "auto"); a fixed
-/// name (dtr, dtr-eq, dtr-local, msps, lru, size, random) turns auto off.
+/// fixed heuristic and runs the best (docs/planners.md, "auto"); the name
+/// of a registered heuristic (dtr/core/heuristic_registry.h: dtr, dtr-eq,
+/// dtr-local, msps, lru, size, random, ...) turns auto off.
 /// Throws dtr::InvalidArgument naming an unknown heuristic.
 void set_heuristic(const std::string& name);
 /// "auto" or the fixed heuristic set; Stats::heuristic is the one in force.

@@ -45,7 +45,8 @@ import torch
 __all__ = ["checkpoint", "decheckpoint", "is_checkpoint", "budget",
            "set_budget", "budget_scope", "stats", "reset_peak", "evict_all",
            "set_cost_model", "record", "profile", "stage", "set_heuristic",
-           "heuristic", "set_thrash_limit", "begin_step", "UNLIMITED"]
+           "heuristic", "heuristics", "set_thrash_limit", "begin_step",
+           "UNLIMITED"]
 
 
 
@@ -218,11 +219,18 @@ def stats():
 
 def set_heuristic(name):
     """The eviction heuristic: "auto" (the default: simulates each new
-    shape of training step under every fixed heuristic and runs the best)
-    or a fixed one (dtr, dtr-eq, dtr-local, msps, lru, size, random), which
-    turns auto off. The environment variable DTR_HEURISTIC sets it at
-    import."""
+    shape of training step under every heuristic heuristics(auto_only=True)
+    lists and runs the best) or a fixed one of heuristics(), which turns
+    auto off. The environment variable DTR_HEURISTIC sets it at import."""
     _ops.set_heuristic(str(name))
+
+
+def heuristics(auto_only=False):
+    """The names set_heuristic() takes besides "auto", as the library
+    registers them (dtr, dtr-eq, dtr-local, msps, lru, size, random, and
+    any heuristic registered from C++); with auto_only, those auto
+    simulates."""
+    return list(_ops.heuristics(bool(auto_only)))
 
 
 def heuristic():

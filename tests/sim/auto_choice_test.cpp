@@ -23,6 +23,7 @@ SimResult result(SimStatus status, std::int64_t remat_ns) {
   return r;
 }
 
+// With no heuristic registered beyond the paper's.
 TEST(AutoChoiceTest, CandidatesAreTheSixFixedHeuristicsInThePapersOrder) {
   EXPECT_EQ(auto_candidates(),
             (std::vector<std::string>{"dtr", "dtr-eq", "dtr-local", "msps",

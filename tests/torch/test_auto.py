@@ -62,8 +62,7 @@ class AutoTest(unittest.TestCase):
         self.assertEqual(dtr.heuristic(), "auto")
         s = dtr.stats()
         self.assertEqual(s["auto_heuristic"], 1)
-        self.assertIn(s["heuristic"],
-                      ["dtr", "dtr-eq", "dtr-local", "msps", "lru", "size"])
+        self.assertIn(s["heuristic"], dtr.heuristics(auto_only=True))
         self.assertIn("auto_decisions", s)
 
     def test_explicit_heuristic_turns_auto_off(self):
@@ -74,6 +73,16 @@ class AutoTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "unknown heuristic 'best'"):
             dtr.set_heuristic("best")
         self.assertEqual(dtr.heuristic(), "lru")
+
+    def test_heuristics_lists_what_set_heuristic_takes(self):
+        names = dtr.heuristics()
+        self.assertEqual(names[:7], ["dtr", "dtr-eq", "dtr-local", "msps",
+                                     "lru", "size", "random"])
+        self.assertEqual(dtr.heuristics(auto_only=True),
+                         [n for n in names if n != "random"])
+        for name in names:
+            dtr.set_heuristic(name)
+            self.assertEqual(dtr.stats()["heuristic"], name)
 
     def test_forward_of_a_checkpointed_module_begins_a_step(self):
         model = dtr.checkpoint(torch.nn.Linear(4, 4))
