@@ -32,14 +32,9 @@ constexpr const char* kOpNames[] = {"f", "g", "h", "view"};
     if (verbose_) note(__VA_ARGS__); \
   } while (0)
 
-// The bugs runtime_fuzz found (a failed call left behind by a remat limit,
-// ids of a failed call, a banished sibling replayed, an input banished
-// during its own rematerialization, unpin of a child of a freed storage)
-// are fixed; their reproducers are in fuzz/corpus/runtime_fuzz/, their
-// tests in tests/core/failed_call_test.cpp. New
-// findings get a workaround here, a Note [Known bug: ...] and a file in
-// fuzz/regressions/runtime_fuzz/; DTR_FUZZ_KNOWN_BUGS=1 turns the
-// workarounds off.
+// The inputs that broke an invariant are in fuzz/corpus/runtime_fuzz/ (so
+// every run replays them) and their tests in tests/core/failed_call_test.cpp;
+// fuzz/regressions/runtime_fuzz/README.md says how a new finding is kept.
 
 class Driver {
  public:
@@ -58,7 +53,6 @@ class Driver {
         names[in_.ConsumeIntegralInRange<std::size_t>(0, names.size() - 1)];
     rt_ = std::make_unique<Runtime>(o, make_heuristic(h, o.seed), &ex_);
     verbose_ = std::getenv("DTR_FUZZ_VERBOSE") != nullptr;
-    known_bugs_ = std::getenv("DTR_FUZZ_KNOWN_BUGS") != nullptr;
     DTR_FUZZ_NOTE(
         "runtime heuristic=", h, " policy=", to_string(o.policy),
         " budget=", o.budget_bytes, " remat_limit=", o.remat_limit_ns,
@@ -342,8 +336,6 @@ class Driver {
   bool budget_lowered_ = false;
   bool forgot_ = false;  // a forget() succeeded (see finish)
   bool verbose_ = false;
-  [[maybe_unused]] bool known_bugs_ =
-      false;  // DTR_FUZZ_KNOWN_BUGS: no workarounds
 };
 
 }  // namespace

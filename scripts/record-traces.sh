@@ -21,7 +21,9 @@ models=(
 entries=()
 for m in "${models[@]}"; do
   read -r name batch desc <<<"$m"
-  DTR_LSTM_SEQ=16 "$dtr" train --model "$name" --batch "$batch" --steps 1 \
+  seq=()
+  [ "$name" = lstm ] && seq=(--seq-len 16)
+  "$dtr" train --model "$name" --batch "$batch" "${seq[@]}" --steps 1 \
     --record "$out/$name.log" >/dev/null
   entries+=("    {\"name\": \"$name\", \"title\": \"$name (recorded)\", \"desc\": \"$desc\", \"log\": \"$name.log\", \"has_start\": true}")
 done

@@ -2,13 +2,15 @@
 # Staging on the `dtr train` models: eviction searches and mean wall time
 # per step after the first, online vs --stage, at budget ratios 0.5 and 0.3
 # (docs/planners.md, "Staging"). Usage: bench/torch/staging.sh [DTR] [STEPS]
-# Prints one markdown row per model and ratio.
+# Prints one markdown row per model and ratio; the LSTM runs 16 time steps.
 set -eu
 DTR=${1:-build/dtr/cli/dtr}
 STEPS=${2:-4}
 run() {  # model batch ratio [--stage] -> "searches mean_wall_ms staged diverged"
+  seq=""
+  [ "$1" = lstm ] && seq="--seq-len 16"
   "$DTR" train --model "$1" --batch "$2" --budget-ratio "$3" --steps "$STEPS" \
-    --bytes-cost $4 | awk '
+    --bytes-cost $seq $4 | awk '
     /^step / { for (i = 1; i < NF; i++) { if ($i == "wall_ms") w = $(i+1);
                  if ($i == "searches") s = $(i+1) }
                if ($2 > 0) { wall += w; n++ }; searches += s }

@@ -28,6 +28,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--batch", options->batch,
                   "batch size, positive (default: the model's)")
       ->transform(integer_in<std::int64_t>(1, kMaxInt));
+  cmd->add_option("--seq-len", options->seq_len,
+                  "time steps of the lstm model, positive (default: " +
+                      std::to_string(dtr::pt::train::kDefaultLstmSeqLen) + ")")
+      ->transform(integer_in<std::int64_t>(1, kMaxInt));
   cmd->add_option("--steps", options->steps, "SGD steps, positive")
       ->default_val(3)
       ->transform(integer_in<std::int64_t>(1, kMaxInt));

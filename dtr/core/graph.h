@@ -125,7 +125,6 @@ class Graph {
     tensors_.reserve(tensors);
     storages_.reserve(tensors);
   }
-  std::pmr::memory_resource* arena() { return &arena_; }
 
   /// Calls f(StorageId) for the storage of every input of every op that
   /// produced a tensor of `s` (the parents; may repeat, may include s).

@@ -23,7 +23,6 @@ class CallGuard {
   CallGuard(const CallGuard&) = delete;
   CallGuard& operator=(const CallGuard&) = delete;
 
-  std::span<const TensorId> inputs() const { return inputs_; }
   /// Records the call; end_call releases the locks itself, also on error.
   /// The ids point into the runtime's graph (Runtime::end_call).
   std::span<const TensorId> end(std::string_view name,

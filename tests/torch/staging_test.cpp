@@ -9,7 +9,6 @@
 
 #include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/train/trainer.h"
-#include "tests/support/scoped_env.h"
 
 namespace {
 
@@ -34,11 +33,8 @@ TEST_P(StagingTrainTest, StagedRunIsBitwiseIdenticalToPlain) {
   o.bytes_cost = true;  // deterministic decisions (see train_check_test)
   std::ostringstream log;
   dtr::pt::train::RunReport run;
-  {
-    std::optional<dtr::testing::ScopedEnv> seq;
-    if (std::string(c.model) == "lstm") seq.emplace("DTR_LSTM_SEQ", "16");
-    EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
-  }
+  if (std::string(c.model) == "lstm") o.seq_len = 16;
+  EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
   if (::testing::Test::HasFailure()) return;
   EXPECT_NE(log.str().find("bitwise identical"), std::string::npos)
       << log.str();

@@ -29,29 +29,27 @@
 #include "dtr/sim/simulator.h"
 #include "dtr/torch/train/trainer.h"
 #include "dtr/trace/trace_reader.h"
-#include "tests/support/scoped_env.h"
 
 namespace {
 
 struct Case {
   const char* model;
   std::int64_t batch;
-  const char* lstm_seq;  // DTR_LSTM_SEQ, or nullptr
-  double ratio = 0.5;    // of the model's peak
+  std::optional<std::int64_t> seq_len;  // lstm's time steps
+  double ratio = 0.5;                   // of the model's peak
 };
 
 class TracePredictionTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   const Case c = GetParam();
-  // For the recorded run only (an early ASSERT return restores it too).
-  std::optional<dtr::testing::ScopedEnv> seq;
-  if (c.lstm_seq != nullptr) seq.emplace("DTR_LSTM_SEQ", c.lstm_seq);
   const auto path = std::filesystem::temp_directory_path() /
-                    (std::string("dtr-prediction-") + c.model + ".log");
+                    (std::string("dtr-prediction-") + c.model + "-" +
+                     std::to_string(c.batch) + ".log");
   dtr::pt::train::TrainOptions o;
   o.model = c.model;
   o.batch = c.batch;
+  o.seq_len = c.seq_len;
   o.steps = 1;
   o.budget_ratio = c.ratio;
   o.bytes_cost = true;
@@ -60,7 +58,6 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   std::ostringstream log;
   dtr::pt::train::RunReport run;
   ASSERT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
-  seq.reset();
 
   const dtr::trace::Program program =
       dtr::trace::read_trace_file(path.string());
@@ -87,12 +84,10 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
 
 INSTANTIATE_TEST_SUITE_P(
     Models, TracePredictionTest,
-    ::testing::Values(Case{"mlp", 2048, nullptr}, Case{"resnet", 8, nullptr},
-                      Case{"densenet", 4, nullptr}, Case{"unet", 2, nullptr},
-                      Case{"unet", 4, nullptr}, Case{"lstm", 256, "16"},
-                      Case{"treelstm", 64, nullptr},
-                      Case{"transformer", 4, nullptr},
-                      Case{"mlp", 2048, nullptr, 0.4}),
+    ::testing::Values(Case{"mlp", 2048}, Case{"resnet", 8}, Case{"densenet", 4},
+                      Case{"unet", 2}, Case{"unet", 4}, Case{"lstm", 256, 16},
+                      Case{"treelstm", 64}, Case{"transformer", 4},
+                      Case{"mlp", 2048, std::nullopt, 0.4}),
     [](const auto& info) {
       const int tenths = static_cast<int>(std::lround(info.param.ratio * 10));
       return std::string(info.param.model) + "_batch" +

@@ -15,7 +15,6 @@
 #include "dtr/torch/train/bitwise.h"
 #include "dtr/torch/train/models.h"
 #include "dtr/torch/train/trainer.h"
-#include "tests/support/scoped_env.h"
 
 namespace {
 
@@ -31,6 +30,15 @@ TEST(TrainModelsTest, NamesAreTheSimulatorsWhereBothHaveTheModel) {
             dtr::pt::train::default_batch("resnet"));
   EXPECT_NE(dtr::pt::train::make_task("resnet32", 1), nullptr);
   EXPECT_THROW(dtr::pt::train::make_task("resnet50", 1), dtr::InvalidArgument);
+}
+
+TEST(TrainModelsTest, OnlyTheLstmTakesASequenceLength) {
+  using dtr::pt::train::make_task;
+  EXPECT_EQ(make_task("lstm", 2)->batch(0)[0].size(0),
+            dtr::pt::train::kDefaultLstmSeqLen);
+  EXPECT_EQ(make_task("lstm", 2, 5)->batch(0)[0].size(0), 5);
+  EXPECT_THROW(make_task("lstm", 2, 0), dtr::InvalidArgument);
+  EXPECT_THROW(make_task("mlp", 2, 5), dtr::InvalidArgument);
 }
 
 using dtr::pt::train::bitwise_equal;
@@ -160,13 +168,9 @@ TEST_P(TrainCheckTest, BudgetedRunIsBitwiseIdenticalToPlain) {
   o.bytes_cost = true;
   std::ostringstream log;
   dtr::pt::train::RunReport run;
-  {
-    // 16 time steps instead of 32: the same per-step shapes, half the time.
-    // Set for this run only: no test leaks environment changes.
-    std::optional<dtr::testing::ScopedEnv> seq;
-    if (std::string(c.model) == "lstm") seq.emplace("DTR_LSTM_SEQ", "16");
-    EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
-  }
+  // 16 time steps instead of 32: the same per-step shapes, half the time.
+  if (std::string(c.model) == "lstm") o.seq_len = 16;
+  EXPECT_NO_THROW(run = dtr::pt::train::run_train(o, log)) << log.str();
   if (::testing::Test::HasFailure()) return;
   EXPECT_NE(log.str().find("bitwise identical"), std::string::npos)
       << log.str();

@@ -1,6 +1,5 @@
 #include "dtr/core/heuristics/indexed_heuristic.h"
 
-#include <cstdlib>
 
 #include "dtr/core/error.h"
 
@@ -31,8 +30,6 @@ StorageId IndexedHeuristic::choose(const ChooseContext& ctx) {
 
 // Note [Index or scan]
 bool IndexedHeuristic::scan_pays(const ChooseContext& ctx) {
-  static const bool always_scan = getenv("DTR_ALWAYS_SCAN") != nullptr;
-  if (always_scan) return true;
   if (!built_) {
     if (scans_before_rebuild_ == 0) return false;  // rebuild now
     --scans_before_rebuild_;

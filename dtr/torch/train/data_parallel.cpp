@@ -182,7 +182,7 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
     // statistics -- are each rank's own).
     const std::size_t nparams = [&] {
       torch::manual_seed(o.seed);
-      return make_task(o.model, 1)->module().parameters().size();
+      return make_task(o.model, 1, o.seq_len)->module().parameters().size();
     }();
     std::int64_t across = 0;
     for (std::size_t i = 0; i < nparams; ++i) {
@@ -261,6 +261,9 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
                                      "--store", (dir / "store").string()};
   if (o.batch)
     common.insert(common.end(), {"--batch", std::to_string(*o.batch)});
+  if (o.seq_len) {
+    common.insert(common.end(), {"--seq-len", std::to_string(*o.seq_len)});
+  }
   if (budget) {
     common.insert(common.end(), {"--budget-bytes", std::to_string(*budget)});
   }

@@ -1,10 +1,9 @@
 // LSTM language-model-like task: embedding-free inputs (batch x seq x 32),
 // one LSTMCell (hidden 128) unrolled over `kSeq` steps, classifying every
-// step. Sequence length is a parameter (DTR_LSTM_SEQ, default 32). At the
+// step. Sequence length is a parameter (`dtr train --seq-len`, default
+// kDefaultLstmSeqLen). At the
 // default batch (256) a time step's activations (~1 MiB) dwarf the per-step
 // weight gradients (W_hh: 256 KiB), as in the training runs DTR is for.
-#include <cstdlib>
-
 #include "dtr/torch/train/models.h"
 
 namespace dtr::pt::train {
@@ -14,9 +13,8 @@ namespace nn = torch::nn;
 
 class LstmTask final : public Task {
  public:
-  explicit LstmTask(std::int64_t batch) : batch_(batch) {
-    const char* seq = std::getenv("DTR_LSTM_SEQ");
-    seq_ = seq != nullptr ? std::atoll(seq) : 32;
+  LstmTask(std::int64_t batch, std::int64_t seq_len)
+      : batch_(batch), seq_(seq_len) {
     net_->register_module("cell", cell_);
     net_->register_module("out", out_);
   }
@@ -52,8 +50,8 @@ class LstmTask final : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_lstm(std::int64_t batch) {
-  return std::make_unique<LstmTask>(batch);
+std::unique_ptr<Task> make_lstm(std::int64_t batch, std::int64_t seq_len) {
+  return std::make_unique<LstmTask>(batch, seq_len);
 }
 
 }  // namespace dtr::pt::train

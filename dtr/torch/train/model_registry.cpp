@@ -11,6 +11,9 @@ struct Entry {
   const char* name;
   std::unique_ptr<Task> (*make)(std::int64_t batch);
   std::int64_t default_batch;  ///< activations dominate, one step ~1 s
+  /// Models with a sequence length: the factory that takes it.
+  std::unique_ptr<Task> (*make_with_seq_len)(std::int64_t batch,
+                                             std::int64_t seq_len) = nullptr;
 };
 
 // The names are the simulator's model names (dtr/models/model_registry.h)
@@ -21,7 +24,9 @@ constexpr Entry kModels[] = {
     {"resnet", make_resnet32, 16},
     {"densenet", make_densenet, 16},
     {"unet", make_unet, 4},
-    {"lstm", make_lstm, 256},
+    {"lstm",
+     [](std::int64_t batch) { return make_lstm(batch, kDefaultLstmSeqLen); },
+     256, make_lstm},
     {"treelstm", make_treelstm, 64},
     {"transformer", make_transformer, 16},
 };
@@ -55,9 +60,15 @@ std::int64_t default_batch(const std::string& name) {
   return find(name).default_batch;
 }
 
-std::unique_ptr<Task> make_task(const std::string& name, std::int64_t batch) {
+std::unique_ptr<Task> make_task(const std::string& name, std::int64_t batch,
+                                std::optional<std::int64_t> seq_len) {
   DTR_CHECK(batch > 0, "[train] batch must be positive, got ", batch);
-  return find(name).make(batch);
+  const Entry& e = find(name);
+  if (!seq_len) return e.make(batch);
+  DTR_CHECK(e.make_with_seq_len != nullptr, "[train] model '", name,
+            "' has no sequence length (--seq-len is for lstm)");
+  DTR_CHECK(*seq_len > 0, "[train] --seq-len must be positive, got ", *seq_len);
+  return e.make_with_seq_len(batch, *seq_len);
 }
 
 torch::Generator data_generator(std::int64_t step) {

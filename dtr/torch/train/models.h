@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,14 @@ class Task {
 };
 
 /// Creates a task with fresh parameters drawn from the global generator.
-/// `name` is one of model_names() or "resnet32" (an alias of "resnet").
-/// Throws dtr::InvalidArgument naming an unknown model.
-std::unique_ptr<Task> make_task(const std::string& name, std::int64_t batch);
+/// `name` is one of model_names() or "resnet32" (an alias of "resnet");
+/// `seq_len` is the recurrent models' number of time steps (lstm; unset:
+/// its default). Throws dtr::InvalidArgument naming an unknown model, a
+/// batch or length that is not positive, or a length given to a model
+/// without one.
+std::unique_ptr<Task> make_task(
+    const std::string& name, std::int64_t batch,
+    std::optional<std::int64_t> seq_len = std::nullopt);
 /// mlp, resnet (ResNet-32), densenet, unet, lstm, treelstm, transformer:
 /// the simulator's names (dtr/models) where it has the same model.
 const std::vector<std::string>& model_names();
@@ -39,7 +45,8 @@ std::unique_ptr<Task> make_mlp(std::int64_t batch);
 std::unique_ptr<Task> make_resnet32(std::int64_t batch);
 std::unique_ptr<Task> make_densenet(std::int64_t batch);
 std::unique_ptr<Task> make_unet(std::int64_t batch);
-std::unique_ptr<Task> make_lstm(std::int64_t batch);
+inline constexpr std::int64_t kDefaultLstmSeqLen = 32;
+std::unique_ptr<Task> make_lstm(std::int64_t batch, std::int64_t seq_len);
 std::unique_ptr<Task> make_treelstm(std::int64_t batch);
 std::unique_ptr<Task> make_transformer(std::int64_t batch);
 

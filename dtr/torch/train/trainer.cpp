@@ -43,7 +43,7 @@ RunReport train_once(const TrainOptions& o, bool use_dtr, std::int64_t budget,
             o.batch.value_or(0));
   const std::int64_t batch = o.batch.value_or(default_batch(o.model));
   torch::manual_seed(o.seed);
-  auto task = make_task(o.model, batch);
+  auto task = make_task(o.model, batch, o.seq_len);
   auto params = task->module().parameters();
   torch::optim::SGD opt(params,
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum));

@@ -21,7 +21,9 @@ namespace dtr::pt::train {
 struct TrainOptions {
   std::string model = "mlp";
   std::optional<std::int64_t> batch;  ///< > 0; unset: the model's default
-  std::int64_t steps = 3;             ///< > 0
+  /// lstm's time steps, > 0; unset: its default (models.h).
+  std::optional<std::int64_t> seq_len;
+  std::int64_t steps = 3;  ///< > 0
   /// At most one budget; neither: unlimited.
   std::optional<double> budget_ratio;  ///< (0, 1] of the unbudgeted DTR peak
   std::optional<std::int64_t> budget_bytes;  ///< >= 0
