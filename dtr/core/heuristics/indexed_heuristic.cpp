@@ -1,6 +1,5 @@
 #include "dtr/core/heuristics/indexed_heuristic.h"
 
-
 #include "dtr/core/error.h"
 
 namespace dtr {
