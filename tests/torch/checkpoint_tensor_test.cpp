@@ -27,9 +27,10 @@ TEST_F(CheckpointTensorTest, WrapsAndUnwraps) {
   EXPECT_TRUE(pt::is_checkpoint(y));
   EXPECT_TRUE(torch::equal(plain(y), (x * 2 + 1).relu()));
   EXPECT_EQ(y.sum().item<float>(), (x * 2 + 1).relu().sum().item<float>());
-  std::ostringstream printed;
+  std::ostringstream printed, expected;
   printed << y;  // printing goes through a plain copy
-  EXPECT_FALSE(printed.str().empty());
+  expected << (x * 2 + 1).relu();
+  EXPECT_EQ(printed.str(), expected.str());
 }
 
 // Note [Escapes]: model code writing checkpointed values into a plain
@@ -76,9 +77,13 @@ TEST_F(CheckpointTensorTest, ViewsShareTheirBaseAndSurviveEviction) {
   auto row = base.select(0, 1);
   auto cols = base.narrow(1, 2, 3).t();
   EXPECT_TRUE(torch::equal(plain(row), (x * 3).select(0, 1)));
+  const auto replays = pt::stats().remat_ops;
   pt::evict_all();
   EXPECT_TRUE(torch::equal(plain(cols), (x * 3).narrow(1, 2, 3).t()));
   EXPECT_TRUE(torch::equal(plain(row), (x * 3).select(0, 1)));
+  // Everything was evicted: the product once (for both views), and each
+  // view op once (select, narrow, t).
+  EXPECT_EQ(pt::stats().remat_ops, replays + 4);
 }
 
 TEST_F(CheckpointTensorTest, InPlaceOnAViewWritesThroughToTheBase) {
