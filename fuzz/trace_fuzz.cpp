@@ -115,7 +115,8 @@ std::int64_t checked_replay(const trace::Program& p, const sim::Baseline& b,
           } else {
             std::vector<TensorId> in;
             for (trace::ValueId v : op.inputs) in.push_back(tensor_of[v]);
-            auto out = rt.call(op.name, in, op.outputs, op.cost_ns);
+            auto out = rt.call(op.name, in, op.outputs, op.cost_ns,
+                               op.workspace_bytes);
             for (std::size_t k = 0; k < out.size(); ++k) {
               tensor_of[op.first_output + k] = out[k];
             }

@@ -15,9 +15,6 @@ fragmentation at that peak; a failed run shows its status. Usage:
 import csv
 import sys
 
-HEURISTICS = ["dtr", "dtr-eq", "dtr-local", "msps", "lru", "size"]
-
-
 def cell(row):
     if row["status"] != "ok":
         return row["status"]
@@ -30,17 +27,20 @@ def cell(row):
 def table(path):
     cells = {}
     model = "?"
+    heuristics = []  # the sweep's, in the order they first appear
     for row in csv.DictReader(open(path, newline="")):
         model = row["allocator"]
         key = (row["trace"], float(row["budget_ratio"]))
         cells.setdefault(key, {})[row["heuristic"]] = row
+        if row["heuristic"] not in heuristics:
+            heuristics.append(row["heuristic"])
     print(f"\n**{model}**: reserved peak / budget (fragmentation at that "
           "peak)\n")
-    print("| trace | ratio | " + " | ".join(HEURISTICS) + " |")
-    print("|---" * (len(HEURISTICS) + 2) + "|")
+    print("| trace | ratio | " + " | ".join(heuristics) + " |")
+    print("|---" * (len(heuristics) + 2) + "|")
     for (trace, ratio), runs in sorted(cells.items(),
                                        key=lambda kv: (kv[0][0], -kv[0][1])):
-        shown = [cell(runs[h]) if h in runs else "" for h in HEURISTICS]
+        shown = [cell(runs[h]) if h in runs else "" for h in heuristics]
         print(f"| {trace[:24]} | {ratio:.2f} | " + " | ".join(shown) + " |")
 
 

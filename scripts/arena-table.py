@@ -14,9 +14,6 @@ Usage:
 import csv
 import sys
 
-HEURISTICS = ["dtr", "dtr-eq", "dtr-local", "msps", "lru", "size"]
-
-
 def load(path):
     cells = {}
     for row in csv.DictReader(open(path, newline="")):
@@ -41,11 +38,13 @@ def cell(perfect, arena):
 def main(perfect_path, arena_path):
     perfect, arena = load(perfect_path), load(arena_path)
     rows = sorted({(t, r) for t, r, _ in perfect}, key=lambda k: (k[0], -k[1]))
-    print("| trace | ratio | " + " | ".join(HEURISTICS) + " |")
-    print("|---" * (len(HEURISTICS) + 2) + "|")
+    # The sweep's heuristics, in the order they first appear.
+    heuristics = list(dict.fromkeys(h for _, _, h in perfect))
+    print("| trace | ratio | " + " | ".join(heuristics) + " |")
+    print("|---" * (len(heuristics) + 2) + "|")
     for trace, ratio in rows:
         shown = [cell(perfect[(trace, ratio, h)], arena[(trace, ratio, h)])
-                 for h in HEURISTICS]
+                 for h in heuristics]
         print(f"| {trace[:24]} | {ratio:.2f} | " + " | ".join(shown) + " |")
 
 

@@ -1,5 +1,7 @@
 #include "dtr/core/heuristic_registry.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <mutex>
 
@@ -51,8 +53,26 @@ struct Registry {
   std::vector<HeuristicEntry> entries = built_in();
 };
 
+Registry& registry();
+
+// A child of fork() makes heuristics (a new context picks one): the lock
+// must not be held by a thread the child does not have. Prepare handlers
+// run in reverse order of registration, and the registry's is registered
+// first (the LibTorch context makes a heuristic before it registers its
+// own), so this lock is taken after the context's, never before it.
+void lock_for_fork() {
+  registry().mutex.lock();
+}
+void unlock_after_fork() {
+  registry().mutex.unlock();
+}
+
 Registry& registry() {
-  static auto* r = new Registry();  // never destroyed: used at exit too
+  static auto* r = [] {
+    auto* made = new Registry();  // never destroyed: used at exit too
+    pthread_atfork(&lock_for_fork, &unlock_after_fork, &unlock_after_fork);
+    return made;
+  }();
   return *r;
 }
 
@@ -76,6 +96,15 @@ void register_heuristic(HeuristicEntry entry) {
   }
   if (!entry.make) {
     throw InvalidArgument("[heuristic] '" + n + "' has no factory");
+  }
+  // auto switches by comparing names, and a forked child rebuilds the
+  // heuristic from its name().
+  const std::unique_ptr<Heuristic> sample = entry.make(0);
+  if (sample == nullptr || sample->name() != n) {
+    throw InvalidArgument(
+        "[heuristic] '" + n + "' makes a heuristic named '" +
+        std::string(sample == nullptr ? "(none)" : sample->name()) +
+        "': name() must return the registered name");
   }
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -521,9 +521,8 @@ OpId Runtime::record_call(std::string_view name,
                           std::int64_t cost_ns, bool constant,
                           std::int64_t workspace_bytes) {
   DTR_CHECK(cost_ns >= 0, "[runtime] op '", name, "': negative cost ", cost_ns);
-  DTR_CHECK(workspace_bytes >= 0 && workspace_bytes <= kMaxTotalBytes,
-            "[runtime] op '", name, "': workspace of ", workspace_bytes,
-            " bytes is negative or past 2^61");
+  DTR_CHECK(workspace_bytes >= 0, "[runtime] op '", name,
+            "': negative workspace ", workspace_bytes);
   DTR_CHECK(!outputs.empty(), "[runtime] op '", name, "' has no outputs");
   for (TensorId in : inputs) {
     check_tensor(in, "call");
@@ -548,6 +547,15 @@ OpId Runtime::record_call(std::string_view name,
   if (total_bytes > kMaxTotalBytes - total_storage_bytes_) {
     throw OverflowError(detail::concat(
         "[runtime] op '", name, "': its outputs (", total_bytes,
+        " bytes) would bring the live storages past 2^61 bytes (",
+        total_storage_bytes_, " already)"));
+  }
+  // Room for the workspace is made like room for outputs (Note
+  // [Workspace]): the same bound keeps an unlimited budget unlimited.
+  if (workspace_bytes > kMaxTotalBytes - total_storage_bytes_ - total_bytes) {
+    throw OverflowError(detail::concat(
+        "[runtime] op '", name, "': its outputs and workspace (", total_bytes,
+        " + ", workspace_bytes,
         " bytes) would bring the live storages past 2^61 bytes (",
         total_storage_bytes_, " already)"));
   }

@@ -17,10 +17,21 @@ namespace dtr::pt {
 namespace {
 
 // DTR_HEURISTIC names the eviction heuristic; `auto` by default (see
-// docs/torch.md, "Choice of heuristic", and Note [Auto protocol]).
+// docs/torch.md, "Choice of heuristic", and Note [Auto protocol]). The
+// context is made wherever dtr is first used, a noexcept path among them:
+// an unknown name is reported on stderr and `auto` runs, rather than a
+// throw that would end the process.
 std::string heuristic_from_env() {
   const char* name = std::getenv("DTR_HEURISTIC");
-  return name != nullptr ? name : "auto";
+  if (name == nullptr) return "auto";
+  try {
+    sim::check_heuristic_name(name);
+  } catch (const InvalidArgument& e) {
+    std::cerr << "[dtr] DTR_HEURISTIC is ignored, `auto` runs: " << e.what()
+              << "\n";
+    return "auto";
+  }
+  return name;
 }
 
 }  // namespace

@@ -351,6 +351,9 @@ TEST(RuntimeTest, AWorkspaceThatCannotFitIsOutOfMemory) {
                OutOfMemory);
   EXPECT_THROW(rt.call("w", std::vector<TensorId>{x}, {&out, 1}, 5, -1),
                InvalidArgument);
+  EXPECT_THROW(rt.call("w", std::vector<TensorId>{x}, {&out, 1}, 5,
+                       std::int64_t{1} << 62),
+               OverflowError);
   EXPECT_NO_THROW(rt.call("w", std::vector<TensorId>{x}, {&out, 1}, 5, 700));
   rt.check_invariants();
 }

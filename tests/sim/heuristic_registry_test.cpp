@@ -76,6 +76,10 @@ TEST(HeuristicRegistryTest, BadRegistrationsAreRefusedAndChangeNothing) {
   }
   EXPECT_THROW(register_heuristic({"no-factory", "x", true, nullptr}),
                InvalidArgument);
+  // Its instances must bear its name: auto and fork() go by name().
+  EXPECT_THROW(register_heuristic({"another-name", "x", true, factory}),
+               InvalidArgument);
+  EXPECT_THROW(make_heuristic("another-name"), InvalidArgument);
   EXPECT_EQ(heuristic_names(), before);
   EXPECT_THROW(make_heuristic("no-factory"), InvalidArgument);
 }

@@ -5,6 +5,9 @@ bitwise identical to plain PyTorch.
 Run: PYTHONPATH=python DTR_TORCH_LIBRARY=.../libdtr_torch.so \
      .venv/bin/python -m unittest tests/torch/test_auto.py"""
 import copy
+import os
+import subprocess
+import sys
 import unittest
 
 import torch
@@ -83,6 +86,18 @@ class AutoTest(unittest.TestCase):
         for name in names:
             dtr.set_heuristic(name)
             self.assertEqual(dtr.stats()["heuristic"], name)
+
+    def test_an_unknown_heuristic_in_the_environment_is_reported(self):
+        code = ("import torch, dtr\n"
+                "x = dtr.checkpoint(torch.ones(4)) + 1\n"
+                "print(dtr.heuristic(), float(dtr.decheckpoint(x).sum()))\n")
+        run = subprocess.run([sys.executable, "-c", code],
+                             env={**os.environ, "DTR_HEURISTIC": "bogus"},
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.split(), ["auto", "8.0"])
+        self.assertIn("DTR_HEURISTIC is ignored", run.stderr)
+        self.assertIn("unknown heuristic 'bogus'", run.stderr)
 
     def test_forward_of_a_checkpointed_module_begins_a_step(self):
         model = dtr.checkpoint(torch.nn.Linear(4, 4))

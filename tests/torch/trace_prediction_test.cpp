@@ -45,7 +45,8 @@ TEST_P(TracePredictionTest, SimulatorPredictsPeakEvictionsAndReplays) {
   const Case c = GetParam();
   const auto path = std::filesystem::temp_directory_path() /
                     (std::string("dtr-prediction-") + c.model + "-" +
-                     std::to_string(c.batch) + ".log");
+                     std::to_string(c.batch) + "-" +
+                     std::to_string(std::lround(c.ratio * 10)) + ".log");
   dtr::pt::train::TrainOptions o;
   o.model = c.model;
   o.batch = c.batch;
