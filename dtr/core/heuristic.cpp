@@ -41,9 +41,11 @@ ChoiceMode parse_choice_mode(std::string_view name) {
                         "check-fast-scan)");
 }
 
-std::vector<std::string> heuristic_names() {
+std::vector<std::string> heuristic_names(bool auto_only) {
   std::vector<std::string> out;
-  for (const HeuristicEntry& e : registered_heuristics()) out.push_back(e.name);
+  for (const HeuristicEntry& e : registered_heuristics()) {
+    if (!auto_only || e.auto_candidate) out.push_back(e.name);
+  }
   return out;
 }
 

@@ -158,8 +158,9 @@ StorageId Heuristic::scan_pool(const ChooseContext& ctx, Score&& score_of) {
 /// Throws dtr::InvalidArgument naming the unknown heuristic.
 std::unique_ptr<Heuristic> make_heuristic(std::string_view name,
                                           std::uint64_t seed = 0);
-/// The registered heuristics' names, the paper's seven first in its order.
-std::vector<std::string> heuristic_names();
+/// The registered heuristics' names, the paper's seven first in its order;
+/// with `auto_only`, those `auto` considers (HeuristicEntry::auto_candidate).
+std::vector<std::string> heuristic_names(bool auto_only = false);
 /// "index", "scan", "check", "fast-scan" or "check-fast-scan"; throws
 /// dtr::InvalidArgument naming the value.
 ChoiceMode parse_choice_mode(std::string_view name);

@@ -118,9 +118,8 @@ void register_heuristic(HeuristicEntry entry) {
 
 std::string heuristic_list(bool auto_only) {
   std::string out;
-  for (const HeuristicEntry& e : registered_heuristics()) {
-    if (auto_only && !e.auto_candidate) continue;
-    out += (out.empty() ? "" : ", ") + e.name;
+  for (const std::string& name : heuristic_names(auto_only)) {
+    out += (out.empty() ? "" : ", ") + name;
   }
   return out;
 }

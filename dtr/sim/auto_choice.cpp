@@ -4,17 +4,12 @@
 
 #include "dtr/core/error.h"
 #include "dtr/core/heuristic.h"
-#include "dtr/core/heuristic_registry.h"
 #include "dtr/sim/parallel.h"
 
 namespace dtr::sim {
 
 std::vector<std::string> auto_candidates() {
-  std::vector<std::string> out;
-  for (const HeuristicEntry& e : registered_heuristics()) {
-    if (e.auto_candidate) out.push_back(e.name);
-  }
-  return out;
+  return heuristic_names(/*auto_only=*/true);
 }
 
 void check_heuristic_name(std::string_view name) {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "dtr/core/heuristic_registry.h"
+#include "dtr/core/heuristic.h"
 #include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/dtr_torch.h"
@@ -259,13 +259,8 @@ TORCH_LIBRARY(dtr, m) {
   m.def("set_heuristic(str name) -> ()",
         [](std::string name) { dtr::pt::set_heuristic(name); });
   m.def("heuristic() -> str", [] { return dtr::pt::heuristic(); });
-  m.def("heuristics(bool auto_only) -> str[]", [](bool auto_only) {
-    std::vector<std::string> names;
-    for (const dtr::HeuristicEntry& e : dtr::registered_heuristics()) {
-      if (!auto_only || e.auto_candidate) names.push_back(e.name);
-    }
-    return names;
-  });
+  m.def("heuristics(bool auto_only) -> str[]",
+        [](bool auto_only) { return dtr::heuristic_names(auto_only); });
   m.def("set_thrash_limit(float ratio) -> float",
         [](double ratio) { return dtr::pt::set_thrash_limit(ratio); });
   m.def("heuristic_in_force() -> str",
