@@ -1,6 +1,6 @@
 #pragma once
 /// How the kernel calls an operator, for its first run (Context::run_op,
-/// kernel.cpp) and for every replay (Context::replay, remat.cpp): the boxed
+/// kernel.cpp) and for every replay (Replayer::replay, replayer.cpp): the boxed
 /// stack built from the call's arguments with each tensor slot replaced by
 /// a plain value, then the operator run below autograd. Slots are numbered
 /// in for_each_tensor's order, the order the call's records use.

@@ -5,6 +5,7 @@
 /// while its destructor waits for the context's mutex, so live() answers
 /// only what can still be locked.
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "dtr/core/graph.h"
@@ -14,6 +15,16 @@ namespace dtr::pt {
 
 class CellTable {
  public:
+  /// A new cell holding `value` as tensor `id`, owned by this thread, and
+  /// listed.
+  std::shared_ptr<Cell> make(TensorId id, at::Tensor value) {
+    auto cell = std::make_shared<Cell>();
+    cell->id = id;
+    cell->owner = std::this_thread::get_id();
+    cell->value = std::move(value);
+    set(id, cell.get());
+    return cell;
+  }
   /// The cell of `id`, or nullptr; may be dying (see live()).
   Cell* find(TensorId id) const {
     return id < slots_.size() ? slots_[id] : nullptr;

@@ -41,25 +41,13 @@ std::string heuristic_from_env() {
 Context::Context()
     : accounting_(cpu_accounting()),
       runtime_(RuntimeOptions{.budget_bytes = kUnlimited},
-               make_heuristic("dtr"), this),
+               make_heuristic("dtr"), &replayer_),
       listeners_(auto_),
       releases_(runtime_, listeners_),
       parameters_(&make_parameter_gradient_hook) {
   set_heuristic(heuristic_from_env());
   set_outside_hook(&outside_allocation_hook);
-  debug_ = std::getenv("DTR_DEBUG") != nullptr;
-  if (std::getenv("DTR_CHECK_REPLAYS") != nullptr) {
-    replay_check_ = std::make_unique<ReplayCheck>();
-  }
-}
-
-std::shared_ptr<Cell> Context::new_cell(TensorId id, at::Tensor value) {
-  auto cell = std::make_shared<Cell>();
-  cell->id = id;
-  cell->owner = std::this_thread::get_id();
-  cell->value = std::move(value);
-  cells_.set(id, cell.get());
-  return cell;
+  if (std::getenv("DTR_CHECK_REPLAYS") != nullptr) replayer_.check_replays();
 }
 
 void Context::on_last_handle(Cell& cell) {
@@ -76,12 +64,11 @@ void Context::on_last_handle(Cell& cell) {
 // keeps (a transposed view of a gate gradient dies while the gradient itself is
 // still read by a lineage) stays resident and evictable: the heuristic decides
 // when it goes, as in the simulator (dtr/sim/dead_values.h), which replays the
-// recorded trace to predict this run. Until session 15 the layer also evicted
-// such a storage at once if it had no handle: outside the heuristic's choice,
-// unknown to the trace, and costly. nn.GRU at 0.6 of its peak
-// (bench/torch/rnn_vs_sim.py gru 0.6 --cost-model bytes) replayed 16,170 times
-// per step against the simulator's 10,746 on the same trace; it now replays
-// 10,746, as predicted.
+// recorded trace to predict this run. Evicting such a storage at once
+// instead would be outside the heuristic's choice, unknown to the trace, and
+// costly: nn.GRU at 0.6 of its peak (bench/torch/rnn_vs_sim.py gru 0.6
+// --cost-model bytes) replays 10,746 times per step, as the simulator
+// predicts; evicting at once made it 16,170.
 void Context::on_cell_dead(Cell& cell) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   cells_.erase(cell.id);
@@ -171,11 +158,11 @@ at::Tensor Context::wrap_constant(const at::Tensor& t) {
             "accounts for the CPU's memory only; docs/cuda.md), got ",
             t.toString(), " on ", t.device());
   CoreScope scope(releases_);
-  auto cell = new_cell(checkpoint_id(t), t.detach());  // t's version counter
+  auto cell = cells_.make(checkpoint_id(t), t.detach());  // t's version counter
   cell->external_grad_leaf = t.requires_grad() && t.is_leaf();
   cell->program_input = true;
   mark_visible(*cell, cell->value);
-  hold(cell);
+  holds_.hold(cell);
   at::Tensor wrapper = make_wrapper(cell);
   // A write into t outside DTR (under no_grad, between forward and
   // backward) must reach what autograd saved: the wrapper shares t's
@@ -264,7 +251,7 @@ at::Tensor Context::hold_value(const at::Tensor& t) {
   if (w == nullptr) return t;
   check_current(*w);
   std::shared_ptr<Cell> cell = w->handle()->cell;
-  explained([&] { hold(cell); });
+  explained([&] { holds_.hold(cell); });
   if (!cell->external.defined()) mark_visible(*cell, cell->value);
   return cell->value;
 }
@@ -342,8 +329,8 @@ Stats Context::stats() {
   s.remat_ops = rs.remat_ops;
   s.evictions = rs.evictions;
   s.eager_evictions = rs.eager_evictions;
-  s.lineage_cuts = lineage_cuts_;
-  s.escapes = escapes_;
+  s.lineage_cuts = holds_.lineage_cuts();
+  s.escapes = escapes_.count();
   s.remat_compute_ns = rs.remat_compute_ns;
   s.choose_wall_ns = rs.choose_wall_ns;
   s.replay_wall_ns = rs.replay_wall_ns;

@@ -7,9 +7,6 @@
 ///   checkpoint_context.cpp  lifecycle, public operations, budget hook
 ///   budget.cpp              set_budget, scoped budgets, DTR's share
 ///   kernel.cpp              Context::call: the orchestration of one op
-///   special_ops.cpp         ops not recorded as themselves (views, splits)
-///   mutation.cpp            in-place writes: copy-on-write, holds, cuts
-///   remat.cpp               building Remats and replaying them
 ///   gradients.cpp           autograd: checkpoint(), parameter gradients
 ///   debug_dump.cpp          DTR_DEBUG output
 ///   replay_check.cpp        DTR_CHECK_REPLAYS: replays against the originals
@@ -30,6 +27,12 @@
 ///   backward_passes.h       when a backward pass ends: the lineage cut
 ///   thrash_guard.h          the thrash limit and its warning
 ///   write_planner.h         how each in-place write is carried out
+///   holds.h                 values no longer recomputable: holds, lineage
+///                           cuts, a storage's copy-on-write
+///   escapes.h               plain tensors that in-place writes reached
+///   replayer.h              what a call records for its replay (Remat),
+///                           and the replay: the runtime's Executor
+///   special_ops.h           ops not recorded as themselves (views, splits)
 ///   stale_inputs.h          a replay's check of its plain inputs
 ///   op_rules.h              the table of special operators, cached rules
 ///   accounting.h            a device's memory as the budget sees it
@@ -40,6 +43,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -52,7 +56,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "dtr/core/executor.h"
 #include "dtr/core/runtime.h"
 #include "dtr/torch/accounting.h"
 #include "dtr/torch/auto_heuristic.h"
@@ -61,14 +64,17 @@
 #include "dtr/torch/cell_table.h"
 #include "dtr/torch/checkpoint_tensor.h"
 #include "dtr/torch/dtr_torch.h"
+#include "dtr/torch/escapes.h"
+#include "dtr/torch/holds.h"
 #include "dtr/torch/kernel_parts.h"
 #include "dtr/torch/op_rules.h"
 #include "dtr/torch/parameter_watch.h"
 #include "dtr/torch/release_queue.h"
 #include "dtr/torch/remat_table.h"
-#include "dtr/torch/replay_check.h"
+#include "dtr/torch/replayer.h"
 #include "dtr/torch/run_listeners.h"
 #include "dtr/torch/shared_buffers.h"
+#include "dtr/torch/special_ops.h"
 #include "dtr/torch/thrash_guard.h"
 #include "dtr/torch/trace_recorder.h"
 #include "dtr/torch/write_planner.h"
@@ -91,7 +97,7 @@ class ExplainedOutOfMemory : public OutOfMemory {
   using OutOfMemory::OutOfMemory;
 };
 
-class Context final : public Executor {
+class Context final {
  public:
   /// The process's context; in a child of fork(), a new one (Note [Fork]).
   static Context& get();
@@ -162,10 +168,6 @@ class Context final : public Executor {
   void on_cell_dead(Cell& cell);
   void on_remat_dead(Remat& remat);
 
-  // Executor
-  void replay(const Graph& graph, OpId op) override;
-  void release_storage(const Graph& graph, StorageId s) override;
-
  private:
   Context();
   // fork.cpp: Note [Fork].
@@ -187,40 +189,12 @@ class Context final : public Executor {
   // kernel.cpp: the steps of call().
   void call_unexplained(const c10::OperatorHandle& op,
                         torch::jit::Stack* stack);
-  // special_ops.cpp
-  bool route_special(const c10::OperatorHandle& op, const OpRules& rules,
-                     torch::jit::Stack* stack, Args& args);
-  void call_in_place_view(const c10::OperatorHandle& view,
-                          torch::jit::Stack* stack, Args& args);
-  void call_unsafe_split(const c10::OperatorHandle& op,
-                         torch::jit::Stack* stack, Args& args);
-  void call_rrelu_with_noise(const c10::OperatorHandle& op,
-                             torch::jit::Stack* stack, Args& args);
-  void call_plain(const c10::OperatorHandle& op, torch::jit::Stack* stack,
-                  Args args);
   std::int64_t reserve_moved(const Args& args, const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                  const Args& args, const MutationPlan& plan, Slots& slots);
   void note_parameters(const Args& args);
   void inherit_external(Cell& view, const Slots& slots, int input);
 
-  // mutation.cpp: the writes WritePlanner planned.
-  /// Note [Storage copy-on-write]
-  void copy_storage_on_write(TensorId member);
-  void hold(const std::shared_ptr<Cell>& cell);
-  void hold_written(const Args& args, const MutationPlan& plan);
-  /// Note [Lineage cut]: the values of `owner` (every thread's if none).
-  void cut_lineage(std::optional<std::thread::id> owner = std::nullopt);
-  /// Note [Escapes]: `count` plain tensors written by `name`.
-  void note_escapes(const std::string& name, int count);
-
-  // remat.cpp
-  void build_remat(const c10::OperatorHandle& op, const Args& args,
-                   const MutationPlan& plan, const Slots& slots,
-                   const Outputs& out, const RngCapture& rng,
-                   const OutIds& out_ids, const OutCells& out_cells);
-
-  std::shared_ptr<Cell> new_cell(TensorId id, at::Tensor value);
   TensorId checkpoint_id(const at::Tensor& t);
   void mark_visible(Cell& cell, at::Tensor buffer);
   void unmark_visible(const Cell& cell);
@@ -256,23 +230,30 @@ class Context final : public Executor {
   }
 
   std::recursive_mutex mutex_;
+  // DTR_DEBUG=1: one line per kernel call (read before the parts that
+  // print with it are made).
+  const bool debug_ = std::getenv("DTR_DEBUG") != nullptr;
   Accounting& accounting_;  // of the device the wrapped values live on
+  CellTable cells_;
+  RematTable remats_;
+  SharedBuffers shared_;  // Note [Program-visible buffers], captures
+  Replayer replayer_{cells_, remats_, shared_, &make_room_hook};
   Runtime runtime_;
   AutoHeuristic auto_;      // Note [Auto protocol]
   RunListeners listeners_;  // the trace recorder, auto's step
   ReleaseQueue releases_;
-  CellTable cells_;
-  RematTable remats_;
-  SharedBuffers shared_;  // Note [Program-visible buffers], captures
   WritePlanner writes_{runtime_.graph(), cells_, remats_, shared_};
+  Holds holds_{runtime_,   cells_,          remats_, releases_,
+               listeners_, &make_room_hook, debug_};
+  SpecialOps special_{[this](const c10::OperatorHandle& op,
+                             torch::jit::Stack* stack) { call(op, stack); },
+                      runtime_, releases_};
+  Escapes escapes_;  // Note [Escapes]
   CostModel cost_model_ = CostModel::kMeasured;
   BudgetState budget_;  // what the user set, what is in force, the peak
   ThrashGuard thrash_;  // Note [Thrash limit]
   /// Hands the runtime thrash_'s remat limit for the compute so far.
   void sync_remat_limit();
-  std::uint64_t lineage_cuts_ = 0;
-  std::uint64_t escapes_ = 0;  // see Note [Escapes]
-  std::unordered_set<std::string> warned_escapes_;
   std::uint64_t ops_ = 0;
   StagingStats staging_totals_;              // of stagings turned off
   const std::string* current_op_ = nullptr;  // for out-of-memory messages
@@ -280,11 +261,8 @@ class Context final : public Executor {
   trace::ProfileRecorder* profiler_ = nullptr;
   std::uint64_t steps_ = 0;
   std::uint64_t ops_at_step_ = 0;  // ops_ when the current step began
-  bool in_unsafe_split_ = false;   // see Note [unsafe_split]
   std::int64_t moved_bytes_ = 0;   // Note [Room for moved writes]
   std::int64_t room_ns_ = 0;       // Note [Op costs exclude making room]
-  bool debug_ = false;             // DTR_DEBUG=1: one line per kernel call
-  std::unique_ptr<ReplayCheck> replay_check_;  // DTR_CHECK_REPLAYS=1
   // gradients.cpp: Note [Plain parameter gradients], Note [Lineage cut].
   ParameterWatch parameters_;
   BackwardPasses backward_passes_;

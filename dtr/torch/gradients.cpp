@@ -126,7 +126,7 @@ void Context::on_backward_end(std::thread::id thread) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (!backward_passes_.pass_ended(thread)) return;
   parameters_.forget_walks();  // a new graph comes next
-  explained([&] { cut_lineage(thread); });
+  explained([&] { holds_.cut_lineage(thread); });
 }
 
 at::Tensor Context::take_plain(const at::Tensor& t) {

@@ -52,7 +52,7 @@ RngCapture capture_rng(const OpRules& rules, const Args& args) {
 //    inputs; the op runs on plain tensors below autograd inside an
 //    allocation window, so every allocation first makes room in the budget.
 // 3. Results sharing an input's storage are aliases, fresh storages new
-//    values; end_call records them and the Remat (remat.cpp) keeps the
+//    values; end_call records them and the Remat (replayer.h) keeps the
 //    operator, the non-tensor arguments and the input cells.
 // 4. The results are wrapped; in-place results swap the written wrapper's
 //    Handle to the new value.
@@ -89,7 +89,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   stack->erase(stack->end() - n, stack->end());
   // Note [Thrash limit]: the step's own compute grew since the last call.
   if (thrash_.limited()) sync_remat_limit();
-  if (route_special(op, rules, stack, args)) return;
+  if (special_.route(op, rules, stack, args)) return;
   struct CurrentOp {  // names the operator in out-of-memory messages
     const std::string*& slot;
     const std::string* saved;
@@ -102,9 +102,10 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
 
   MutationPlan plan = writes_.plan(
       schema, rules, args,
-      [this](TensorId member) { copy_storage_on_write(member); }, debug_);
-  note_escapes(name, plan.escapes);
-  if (plan.need_cut) cut_lineage();
+      [this](TensorId member) { holds_.copy_storage_on_write(member); },
+      debug_);
+  escapes_.note(name, plan.escapes);
+  if (plan.need_cut) holds_.cut_lineage();
   if (debug_) {
     std::fprintf(stderr, "[dtr] %s direct=%d cut=%d mem=%lld\n", name.c_str(),
                  int(plan.direct), int(plan.need_cut),
@@ -138,17 +139,18 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
              out.workspace_bytes());
     });
     for (std::size_t o = 0; o < out.specs.size(); ++o) {
-      out_cells.push_back(new_cell(out_ids[o], out.values[o]));
+      out_cells.push_back(cells_.make(out_ids[o], out.values[o]));
       const int in = out.specs[o].alias_of;
       if (in >= 0) inherit_external(*out_cells.back(), slots, in);
     }
     if (!plan.direct) {
-      build_remat(op, args, plan, slots, out, rng, out_ids, out_cells);
+      replayer_.record(op, runtime_.graph().tensor(out_ids[0]).op, args, plan,
+                       slots, out, rng, out_ids, out_cells);
     } else {
-      for (auto& c : out_cells) hold(c);
+      for (auto& c : out_cells) holds_.hold(c);
     }
   }
-  if (plan.direct) hold_written(args, plan);
+  if (plan.direct) holds_.hold_written(args, plan);
   wrap_results(stack, args, out, out_cells);
 }
 

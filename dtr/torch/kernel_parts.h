@@ -1,7 +1,7 @@
 #pragma once
 /// The intermediate records of one boxed-kernel call (Note [The boxed
 /// kernel]), passed between the steps in kernel.cpp, write_planner.cpp,
-/// mutation.cpp and remat.cpp, and the steps that read only these records
+/// holds.cpp and replayer.cpp, and the steps that read only these records
 /// (kernel_parts.cpp). Private to dtr_torch.
 #include <ATen/ATen.h>
 #include <ATen/core/function_schema.h>

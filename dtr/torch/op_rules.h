@@ -23,7 +23,7 @@ bool is_write(const c10::Argument& a);
 
 /// The special cases of one operator.
 struct OpRules {
-  /// How Context::route_special handles the operator (special_ops.cpp).
+  /// How SpecialOps::route handles the operator (special_ops.h).
   enum class Route {
     kNone,            ///< the general path
     kDetach,          ///< detach_: autograd metadata only

@@ -1,16 +1,18 @@
-// The handlers of the operators the kernel does not record as one call of
-// themselves (the rows of kSpecialOps, op_rules.cpp, with a Route): autograd
-// metadata (detach_), in-place restriding (as_strided_, transpose_, ...),
-// unsafe_split (clones), rrelu's noise, and explicit device copies (run
-// plain).
+// The handlers of special_ops.h: autograd metadata (detach_), in-place
+// restriding (as_strided_, transpose_, ...), unsafe_split (clones), rrelu's
+// noise, and explicit device copies (run plain).
+#include "dtr/torch/special_ops.h"
+
 #include <torch/library.h>
 
 #include <algorithm>
 #include <optional>
 #include <vector>
 
+#include "dtr/core/error.h"
 #include "dtr/torch/call_guard.h"
-#include "dtr/torch/checkpoint_context.h"
+#include "dtr/torch/checkpoint_tensor.h"
+#include "dtr/torch/dtr_torch.h"
 #include "dtr/torch/ivalue_tensors.h"
 #include "dtr/torch/op_rules.h"
 
@@ -60,8 +62,8 @@ at::Tensor layout_preserving_clone(const at::Tensor& p) {
 }  // namespace
 
 // Operators that are not recorded as one call of themselves.
-bool Context::route_special(const c10::OperatorHandle& op, const OpRules& rules,
-                            torch::jit::Stack* stack, Args& args) {
+bool SpecialOps::route(const c10::OperatorHandle& op, const OpRules& rules,
+                       torch::jit::Stack* stack, Args& args) {
   using Route = OpRules::Route;
   switch (rules.route) {
     case Route::kNone:
@@ -73,20 +75,20 @@ bool Context::route_special(const c10::OperatorHandle& op, const OpRules& rules,
       if (in_unsafe_split_ || as_checkpoint(args[0].toTensor()) == nullptr) {
         return false;
       }
-      call_unsafe_split(op, stack, args);
+      unsafe_split(op, stack, args);
       return true;
     case Route::kInPlaceView:
       if (as_checkpoint(args[0].toTensor()) == nullptr) return false;
-      call_in_place_view(*rules.view, stack, args);
+      in_place_view(*rules.view, stack, args);
       return true;
     case Route::kRreluWithNoise:
       if (as_checkpoint(args[1].toTensor()) == nullptr) return false;
-      call_rrelu_with_noise(op, stack, args);
+      rrelu_with_noise(op, stack, args);
       return true;
     case Route::kToCopy:
       // An explicit device asks for a real tensor (printing does this).
       if (!rules.device_arg || args[*rules.device_arg].isNone()) return false;
-      call_plain(op, stack, std::move(args));
+      plain(op, stack, std::move(args));
       return true;
   }
   return false;
@@ -99,8 +101,8 @@ bool Context::route_special(const c10::OperatorHandle& op, const OpRules& rules,
 // view is an alias in the runtime, replayed like any other view, so
 // channels_last outputs (adaptive_avg_pool2d restrides its result with
 // as_strided_) stay checkpointed values.
-void Context::call_in_place_view(const c10::OperatorHandle& view,
-                                 torch::jit::Stack* stack, Args& args) {
+void SpecialOps::in_place_view(const c10::OperatorHandle& view,
+                               torch::jit::Stack* stack, Args& args) {
   at::Tensor self = args[0].toTensor();
   if (auto* in = as_checkpoint(self); in && in->handle()->cell->program_input) {
     // The caller's tensor is not ours to reshape: only the wrapper would
@@ -114,7 +116,7 @@ void Context::call_in_place_view(const c10::OperatorHandle& view,
         view.schema().name().substr(6), "(...))"));
   }
   for (auto& a : args) stack->push_back(a);
-  call(view, stack);
+  kernel_(view, stack);
   at::Tensor result = stack->back().toTensor();
   stack->pop_back();
   auto* w = as_checkpoint(self);
@@ -140,12 +142,12 @@ void Context::call_in_place_view(const c10::OperatorHandle& view,
 // contiguous clone makes TensorIterator coalesce the rows into one loop,
 // which moves the vectorized loop's scalar tail and changes sigmoid_'s
 // last bits (nn.GRU differed from plain PyTorch in 128 of 300 trials).
-void Context::call_unsafe_split(const c10::OperatorHandle& op,
-                                torch::jit::Stack* stack, Args& args) {
+void SpecialOps::unsafe_split(const c10::OperatorHandle& op,
+                              torch::jit::Stack* stack, Args& args) {
   for (auto& a : args) stack->push_back(std::move(a));
   in_unsafe_split_ = true;
   try {
-    call(op, stack);
+    kernel_(op, stack);
   } catch (...) {
     in_unsafe_split_ = false;
     throw;
@@ -173,13 +175,13 @@ void Context::call_unsafe_split(const c10::OperatorHandle& op,
 // generator's state: a replay draws the same numbers), and noise's wrapper
 // moves to it, as after any in-place write. The in-place form then copies
 // the result into self (the same bits: it is what the op would write).
-void Context::call_rrelu_with_noise(const c10::OperatorHandle& op,
-                                    torch::jit::Stack* stack, Args& args) {
+void SpecialOps::rrelu_with_noise(const c10::OperatorHandle& op,
+                                  torch::jit::Stack* stack, Args& args) {
   static const c10::OperatorHandle functional =
       c10::Dispatcher::singleton().findSchemaOrThrow(
           "dtr::rrelu_with_noise_functional", "");
   for (const auto& a : args) stack->push_back(a);
-  call(functional, stack);
+  kernel_(functional, stack);
   at::Tensor filled = stack->back().toTensor();
   stack->pop_back();
   at::Tensor result = stack->back().toTensor();
@@ -194,7 +196,7 @@ void Context::call_rrelu_with_noise(const c10::OperatorHandle& op,
     stack->push_back(args[0]);
     stack->push_back(result);
     stack->push_back(false);
-    call(copy, stack);
+    kernel_(copy, stack);
     return;
   }
   stack->push_back(std::move(result));
@@ -217,9 +219,9 @@ std::tuple<at::Tensor, at::Tensor> rrelu_with_noise_functional(
 }  // namespace
 
 // Runs `op` on the plain values of its arguments without recording it.
-void Context::call_plain(const c10::OperatorHandle& op,
-                         torch::jit::Stack* stack, Args args) {
-  CoreScope scope(releases_);
+void SpecialOps::plain(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+                       Args args) {
+  ReleaseQueue::Scope scope(releases_);
   std::vector<std::shared_ptr<Cell>> cells;
   std::vector<TensorId> ids;
   for (const auto& a : args) {

@@ -1,10 +1,10 @@
-// Rematerializers: what a call records so its outputs can be recomputed,
-// and the replay itself (the runtime's Executor callbacks).
+#include "dtr/torch/replayer.h"
+
+#include <algorithm>
 #include <optional>
 
 #include "dtr/core/error.h"
 #include "dtr/torch/boxed_call.h"
-#include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/contents_hash.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/ivalue_tensors.h"
@@ -33,10 +33,11 @@ struct RngSwap {
 
 }  // namespace
 
-void Context::build_remat(const c10::OperatorHandle& op, const Args& args,
-                          const MutationPlan& plan, const Slots& slots,
-                          const Outputs& out, const RngCapture& rng,
-                          const OutIds& out_ids, const OutCells& out_cells) {
+void Replayer::record(const c10::OperatorHandle& op, OpId op_id,
+                      const Args& args, const MutationPlan& plan,
+                      const Slots& slots, const Outputs& out,
+                      const RngCapture& rng, const OutIds& out_ids,
+                      const OutCells& out_cells) {
   auto remat = std::make_shared<Remat>(op);
   remat->owner = std::this_thread::get_id();
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -74,12 +75,12 @@ void Context::build_remat(const c10::OperatorHandle& op, const Args& args,
   remat->generator = rng.generator;
   remat->rng_state = rng.state;
   remat->grad_mode = at::GradMode::is_enabled();
-  remat->op_id = runtime_.graph().tensor(out_ids[0]).op;
+  remat->op_id = op_id;
   remats_.set(remat->op_id, remat.get());
   for (auto& c : out_cells) c->remat = remat;
 }
 
-void Context::replay(const Graph& graph, OpId op_id) {
+void Replayer::replay(const Graph& graph, OpId op_id) {
   Remat* found = remats_.find(op_id);
   DTR_ASSERT(found != nullptr, "no rematerializer for op ", op_id, " (",
              graph.op(op_id).name, ")");
@@ -87,7 +88,7 @@ void Context::replay(const Graph& graph, OpId op_id) {
   check_plain_inputs(r, r.args.data());
   torch::jit::Stack stack;
   {
-    AllocationWindow window(&make_room_hook);
+    AllocationWindow window(make_room_);
     push_plain_args(
         r.args, [](std::size_t) { return false; },
         [&](std::size_t, std::size_t slot, const at::Tensor& t) {
@@ -122,16 +123,16 @@ void Context::replay(const Graph& graph, OpId op_id) {
       // Keep a value that is still resident: its views share its storage.
       if (c != nullptr && !c->value.defined()) {
         c->value = v;
-        if (replay_check_) replay_check_->compare(id, v, op_name(r.op));
+        if (check_) check_->compare(id, v, op_name(r.op));
       }
     });
   }
 }
 
-void Context::release_storage(const Graph& graph, StorageId s) {
+void Replayer::release_storage(const Graph& graph, StorageId s) {
   for (TensorId t : graph.storage(s).tensors) {
     if (Cell* c = cells_.find(t)) {
-      if (replay_check_) replay_check_->save(t, c->value);
+      if (check_) check_->save(t, c->value);
       c->value = at::Tensor();
     }
   }

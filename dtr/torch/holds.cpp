@@ -1,10 +1,11 @@
-// In-place writes carried out as WritePlanner planned them: copy-on-write
-// of shared storages, holds, lineage cuts and escapes.
+#include "dtr/torch/holds.h"
+
 #include <cstdio>
+#include <unordered_set>
+#include <vector>
 
 #include "dtr/core/error.h"
 #include "dtr/torch/call_guard.h"
-#include "dtr/torch/checkpoint_context.h"
 #include "dtr/torch/counting_allocator.h"
 #include "dtr/torch/ivalue_tensors.h"
 #include "dtr/torch/op_rules.h"
@@ -21,14 +22,14 @@ namespace dtr::pt {
 // its values and lineage for the consumers that read it, evictable as
 // before. The copy cannot be recomputed, so it is held until its views
 // die: the cost is one held copy of what was written into.
-void Context::copy_storage_on_write(TensorId member) {
+void Holds::copy_storage_on_write(TensorId member) {
   const Graph& g = runtime_.graph();
   std::vector<std::shared_ptr<Cell>> views;
   for (TensorId t : g.storage(g.tensor(member).storage).tensors) {
     auto c = cells_.live(t);
     if (c && c->handles > 0) views.push_back(std::move(c));
   }
-  CoreScope scope(releases_);
+  ReleaseQueue::Scope scope(releases_);
   std::vector<TensorId> ids;
   for (const auto& c : views) ids.push_back(c->id);
   std::vector<std::shared_ptr<Cell>> copies;
@@ -38,7 +39,7 @@ void Context::copy_storage_on_write(TensorId member) {
     const auto nbytes = static_cast<std::int64_t>(old.nbytes());
     at::Tensor raw;
     {
-      AllocationWindow window(&make_room_hook);
+      AllocationWindow window(make_room_);
       raw = at::empty({0}, at::kByte).set_(old).clone();
     }
     OutputSpec spec{nbytes, -1};
@@ -60,12 +61,12 @@ void Context::copy_storage_on_write(TensorId member) {
         l.call(runtime_.graph(), "copy_on_write_view", {&root, 1}, {&view, 1},
                {&view_spec, 1}, 1, 0);
       });
-      copies.push_back(new_cell(view, v));
+      copies.push_back(cells_.make(view, v));
     }
     // The copy cannot be recomputed: its views are held while they live;
     // the root has no handle and goes at once (the views keep the buffer).
     for (auto& c : copies) hold(c);
-    new_cell(root, raw);
+    cells_.make(root, raw);
   }
   for (std::size_t k = 0; k < views.size(); ++k) {
     std::vector<Handle*> handles(views[k]->handle_list.begin(),
@@ -74,19 +75,18 @@ void Context::copy_storage_on_write(TensorId member) {
   }
 }
 
-void Context::hold(const std::shared_ptr<Cell>& cell) {
+void Holds::hold(const std::shared_ptr<Cell>& cell) {
   if (cell->held) return;
-  CoreScope scope(releases_);
+  ReleaseQueue::Scope scope(releases_);
   runtime_.begin_call({&cell->id, 1});  // materializes and locks
   cell->held = true;
   listeners_.notify([&](RunListener& l) { l.pin(cell->id); });
   cell->remat.reset();
 }
 
-// After a direct write: every written value stays resident, since its
-// lineage would recompute the old contents, and so does every live value
-// sharing a written storage.
-void Context::hold_written(const Args& args, const MutationPlan& plan) {
+// Every written value stays resident, since its lineage would recompute
+// the old contents, and so does every live value sharing a written storage.
+void Holds::hold_written(const Args& args, const MutationPlan& plan) {
   const Graph& g = runtime_.graph();
   for (TensorId member_of : plan.shared_storages) {
     std::vector<std::shared_ptr<Cell>> members;
@@ -122,8 +122,8 @@ void Context::hold_written(const Args& args, const MutationPlan& plan) {
 // still reads is held too, so that lineage stays replayable. Lineage that
 // reads a parameter another thread updates is not cut; the version check
 // refuses its replay (Note [Stale plain inputs]).
-void Context::cut_lineage(std::optional<std::thread::id> owner) {
-  CoreScope scope(releases_);
+void Holds::cut_lineage(std::optional<std::thread::id> owner) {
+  ReleaseQueue::Scope scope(releases_);
   ++lineage_cuts_;
   auto mine = [&](const auto& x) { return !owner || x.owner == *owner; };
   std::unordered_set<const Cell*> read_elsewhere;
@@ -166,27 +166,6 @@ void Context::cut_lineage(std::optional<std::thread::id> owner) {
   // live value's is written.
   if (!others)
     listeners_.notify([](RunListener& l) { l.annotate("LINEAGE_CUT"); });
-}
-
-// Note [Escapes]
-// An in-place op that writes checkpointed values into a plain tensor runs
-// in place and returns that plain tensor, so what is computed from it stays
-// outside DTR (docs/torch.md, "Escape hatch"). With grad mode off this is
-// the optimizer or the engine updating parameters and their state, which
-// is expected; with grad mode on it is model code (e.g. a plain
-// torch::zeros state mutated by lstm_cell), so we count it and say so once
-// per operator.
-void Context::note_escapes(const std::string& name, int count) {
-  if (count == 0) return;
-  escapes_ += static_cast<std::uint64_t>(count);
-  if (warned_escapes_.insert(name).second) {
-    std::fprintf(stderr,
-                 "[dtr] warning: %s writes checkpointed values into a plain "
-                 "tensor; it and what is computed from it stay outside the "
-                 "budget (create it from a checkpointed tensor, e.g. "
-                 "x.new_zeros(...), or checkpoint() it)\n",
-                 name.c_str());
-  }
 }
 
 }  // namespace dtr::pt
