@@ -28,7 +28,7 @@ std::string fidelity_markdown(const std::vector<FidelityCell>& cells,
 /// Throughput per (trace, heuristic): medians over the ratios of ours, the
 /// reference's and the speedup, its minimum, and medians per heuristic;
 /// overall, the median and minimum speedup and the cells below 300x
-/// (issue 8's goals: a median of at least 1,000x, no cell below 300x).
+/// (the goals: a median of at least 1,000x, no cell below 300x).
 std::string speed_markdown(const std::vector<FidelityCell>& cells,
                            const FidelitySource& source, int threads);
 

@@ -1,9 +1,9 @@
 #pragma once
 /// Replays a Program on the core runtime under a budget, with the paper's
-/// protocol (DTR.md d.2): an unbounded run gives the baseline peak (constants
-/// included) and compute; a run at ratio r gets floor(r * baseline peak)
-/// bytes; it ends `ok`, `oom` (nothing evictable) or `thrash` (remat compute
-/// exceeded (limit - 1) x baseline compute).
+/// protocol (docs/simulator.md): an unbounded run gives the baseline peak
+/// (constants included) and compute; a run at ratio r gets floor(r * baseline
+/// peak) bytes; it ends `ok`, `oom` (nothing evictable) or `thrash` (remat
+/// compute exceeded (limit - 1) x baseline compute).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -9,7 +9,8 @@ namespace dtr::pt {
 
 namespace module_detail {
 void check_parameters(const torch::nn::Module& module) {
-  // Parameters stay plain (LIBTORCH-NOTES pitfall 7): the optimizer updates
+  // Parameters stay plain (optimizers and state_dict() expect real tensors
+  // they can write and save): the optimizer updates
   // them in place and a lineage cut keeps replays correct. Check here that
   // they are tensors the kernel can read.
   for (const auto& p : module.parameters()) {

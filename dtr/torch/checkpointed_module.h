@@ -8,8 +8,8 @@
 /// LibTorch modules have no forward hooks, so the wrapping happens in this
 /// holder's forward() (and operator()); `model->` reaches the module itself
 /// (parameters(), train(), ...), and calling forward() through it bypasses
-/// DTR for that call. Parameters and their gradients stay plain tensors
-/// (LIBTORCH-NOTES pitfall 7): the optimizer sees the module unchanged.
+/// DTR for that call. Parameters and their gradients stay plain tensors:
+/// the optimizer sees the module unchanged.
 // ATen before the module header: clang 14 otherwise meets c10::IValue
 // incomplete inside <torch/nn/module.h>.
 #include <ATen/ATen.h>

@@ -8,8 +8,9 @@
 /// are skipped (uninitialized by definition). A value the program later
 /// overwrote in place, when its old contents were dead (no copy-on-write),
 /// is freed with the new contents, so its replay reports "different
-/// values" without being wrong; a strides difference is always real (how
-/// the GRU/Adam silent difference of session 11 was found).
+/// values" without being wrong; a strides difference is always real (a
+/// replay that gave a strided gradient buffer contiguous strides shows up
+/// here).
 #include <ATen/ATen.h>
 
 #include <cstdint>

@@ -2,7 +2,8 @@
 /// Records what the runtime sees in the paper's trace format (see
 /// dtr/trace/trace_writer.h), so the simulator can replay a real run.
 /// Copy-on-write mutations are recorded in their
-/// rewritten form (a CALL producing a new value), as DTR.md §b.6 describes.
+/// rewritten form (a CALL producing a new value), as docs/trace-format.md
+/// describes.
 #include <cstdint>
 #include <memory>
 #include <ostream>

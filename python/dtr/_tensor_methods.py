@@ -3,7 +3,7 @@ and the setter of Tensor.data.
 
 A checkpointed tensor has no storage of its own (its value may be evicted),
 so printing, numpy(), tolist(), pickling (torch.save, copy.deepcopy) and
-new_tensor() would fail on it (LIBTORCH-NOTES pitfall 6). Each method below
+new_tensor() would fail on it (they read the storage directly). Each method below
 goes through the plain value for checkpointed tensors and is unchanged for
 every other tensor. Saved or pickled checkpointed tensors load back as
 plain tensors, so files written under DTR open without it.

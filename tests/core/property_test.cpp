@@ -62,7 +62,7 @@ TEST_P(PropertyTest, InvariantsHoldAtEveryBudget) {
   // Not vacuous: the invariants were checked on runs that evicted and
   // finished, not only on runs that stopped at out-of-memory. Found by this
   // guard: under the banish policy no budgeted run of a non-chain program
-  // finishes. As designed (../shared/DTR.md, "Banishing"): a banished
+  // finishes. As designed (docs/architecture.md, "Policies"): a banished
   // storage pins every child, so memory fills; the paper's banishing
   // runtime reached only 0.9 of the peak on U-Net. The checks above then
   // cover out-of-memory and recovery only. Reported, not hidden.

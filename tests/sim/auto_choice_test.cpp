@@ -117,7 +117,7 @@ TEST(AutoChoiceTest, SweepsAcceptAutoAndNameTheChoice) {
   EXPECT_THROW(run_sweep(request), InvalidArgument);
 }
 
-// Issue 9: auto <= each fixed heuristic on every shared trace at every
+// auto <= each fixed heuristic on every shared trace at every
 // ratio of the shipped sweep, and it trains wherever one of them trains.
 TEST(AutoChoiceTest, NeverWorseThanAFixedHeuristicOnTheSharedTraces) {
   const std::string traces = std::string(DTR_SHARED_DIR) + "/traces";

@@ -1,5 +1,5 @@
 // Tests of the replay simulator (dtr/sim/simulator.h) and its protocol
-// (DTR.md §d.2): the unbounded baseline, budgets from ratios, the three
+// (docs/simulator.md): the unbounded baseline, budgets from ratios, the three
 // outcomes (ok, oom, thrash), configuration errors, determinism, and the
 // budget invariant over every heuristic and policy on built-in models.
 #include "dtr/sim/simulator.h"

@@ -1,4 +1,4 @@
-// The mechanisms behind "ordinary programs run unchanged" (issue 7): each
+// The mechanisms behind "ordinary programs run unchanged": each
 // test reproduces one way a user's program went wrong -- lost gradients,
 // replays against updated weights, foreach ops, restriding, writes into
 // views, composite kernels, split clones, locks left after an error, the

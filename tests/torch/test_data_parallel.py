@@ -1,4 +1,4 @@
-"""Data-parallel training under a budget (issue 12): DistributedDataParallel
+"""Data-parallel training under a budget: DistributedDataParallel
 over a Gloo process group on loopback, 2 processes (ddp_worker.py), each
 with dtr.checkpoint(model) and its own budget, compared bitwise with plain
 DDP at the same seed: every rank's losses, parameters, buffers and

@@ -74,9 +74,9 @@ class OrdinaryProgramTest(unittest.TestCase):
     def test_gru_under_adam_matches_plain_pytorch_bit_for_bit(self):
         # A program from outside the repository's examples: nn.GRU with an
         # attention pooling, Adam(amsgrad, foreach). Its backward writes
-        # gradients into [16, 24] views of [16, 25] buffers; a replay used
-        # to give them contiguous strides, and the weights came out
-        # different in the last bits (session 11). The model is the zoo's
+        # gradients into [16, 24] views of [16, 25] buffers; a replay that
+        # gives them contiguous strides makes the weights differ in the
+        # last bits. The model is the zoo's
         # (test_zoo_heuristics.py runs it under more heuristics).
         from zoo.cases import AttentionPooledGRU
 

@@ -1,5 +1,5 @@
 // Tests of the trace reader (dtr/trace/trace_reader.h): the paper's log format
-// (DTR.md §d.3) turned into a Program, with the reference parser's
+// (docs/trace-format.md) turned into a Program, with the reference parser's
 // conventions, and every malformed input reported as a TraceError that names
 // the source, the 1-based line and the problem ("[name:LINE] ...").
 #include "dtr/trace/trace_reader.h"
@@ -1142,8 +1142,8 @@ TEST(TraceReaderTest, WindowsLineEndingsAreParsedLikeUnixOnes) {
 }
 
 TEST(TraceReaderTest, TheInceptionExcerptFromThePaperReads) {
-  // Literal lines of simrd/logs/inceptionv4-...log (DTR.md §d.3), with the
-  // three elided MEMORY/ALIAS pairs filled in.
+  // Literal lines of simrd/logs/inceptionv4-...log (docs/trace-format.md), with
+  // the three elided MEMORY/ALIAS pairs filled in.
   std::string text =
       "{\"ANNOTATION\":\"START\",\"INSTRUCTION\":\"ANNOTATE\"}\n"
       "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x35415\"}\n"

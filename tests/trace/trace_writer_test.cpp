@@ -1,7 +1,7 @@
 // Tests of the trace writer (dtr/trace/trace_writer.h): the lines it writes are
 // byte-for-byte the paper's log format (keys sorted, numbers as strings
-// except MUTATE's index list; DTR.md §d.3), and what it writes reads back
-// into the same Program.
+// except MUTATE's index list; docs/trace-format.md), and what it writes reads
+// back into the same Program.
 #include "dtr/trace/trace_writer.h"
 
 #include <gtest/gtest.h>
@@ -99,7 +99,7 @@ void expect_same_ops(const Program& a, const Program& b) {
 // Literal lines
 
 TEST(TraceWriterTest, LinesMatchThePapersLogsExactly) {
-  // The lines quoted from simrd/logs/inceptionv4-...log in DTR.md §d.3.
+  // Lines of simrd/logs/inceptionv4-...log, the paper's authors' trace.
   std::ostringstream out;
   TraceWriter w(out);
   w.annotate("START");
@@ -187,8 +187,8 @@ TEST(TraceWriterTest, AWorkspaceIsWrittenAndReadBack) {
 }
 
 TEST(TraceWriterTest, MultiOutputCallWritesMemoryAliasPairsInResultOrder) {
-  // The LSTM log's 3-way split (DTR.md §d.3): every output aliases argument 0
-  // and logs the full input storage size.
+  // The LSTM log's 3-way split (docs/trace-format.md): every output aliases
+  // argument 0 and logs the full input storage size.
   std::ostringstream out;
   TraceWriter w(out);
   w.call("split", {"x81462"},

@@ -1,6 +1,6 @@
 #pragma once
 /// h_DTR^eq: the evicted neighbourhood approximated by union-find classes of
-/// evicted storages (paper App. C.3; see DTR.md a.6).
+/// evicted storages (the paper's Appendix C.3).
 ///
 /// Note [Union-find split approximation]
 /// Evicting S makes a fresh class node valued c0(S) and unions it with the

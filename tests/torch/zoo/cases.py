@@ -243,8 +243,8 @@ def rnn_case(name, cell, opt, opt_kw, h0=None, bidirectional=False,
 class AttentionPooledGRU(nn.Module):
     """nn.GRU (batch first) pooled by a learned attention over the steps.
     Its backward writes gradients into [16, 24] views of [16, 25] buffers:
-    a replay that gave them contiguous strides made the weights differ in
-    the last bits under fixed heuristics at 0.75 (session 11)."""
+    a replay that gives them contiguous strides makes the weights differ in
+    the last bits under fixed heuristics at 0.75."""
 
     def __init__(self, feat=12, hidden=24, classes=5):
         super().__init__()
