@@ -23,7 +23,6 @@ packages=(
   libxxhash-dev                    # hashes of plain inputs (dtr/torch)
   python3-venv                     # .venv (scripts/setup-venv.sh)
   clang "$clang_rt"                # sanitizer build and libFuzzer runtime
-  clang-format                     # scripts/check-format.sh (CI)
   llvm                             # llvm-symbolizer: readable sanitizer stacks
 )
 missing=()

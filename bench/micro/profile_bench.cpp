@@ -43,7 +43,8 @@ void BM_RecordChainObserved(benchmark::State& state, Observe how) {
     Runtime rt({}, make_heuristic("dtr-eq"));
     rt.set_observer(observer);
     bench::record_chain(rt, 10000);
-    benchmark::DoNotOptimize(rt.stats().clock_ns);
+    auto clock = rt.stats().clock_ns;
+    benchmark::DoNotOptimize(clock);
   }
   state.SetItemsProcessed(state.iterations() * 10000);
 }
@@ -64,7 +65,8 @@ void BM_EvictionSearchObserved(benchmark::State& state, const char* heuristic,
   rt.set_observer(observed.get(how));
   const TensorId x = bench::fill_pool(rt, pool);
   for (auto _ : state) {
-    benchmark::DoNotOptimize(bench::call_evicting_one(rt, x));
+    TensorId y = bench::call_evicting_one(rt, x);
+    benchmark::DoNotOptimize(y);
   }
   state.SetItemsProcessed(state.iterations());
 }

@@ -47,7 +47,8 @@ void run(benchmark::State& state, Op op, bool checkpointed,
   }
   for (auto _ : state) {
     at::Tensor c = apply(op, a, b);
-    benchmark::DoNotOptimize(c.unsafeGetTensorImpl());
+    c10::TensorImpl* impl = c.unsafeGetTensorImpl();
+    benchmark::DoNotOptimize(impl);
   }
   state.SetItemsProcessed(state.iterations());
 }

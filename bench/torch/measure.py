@@ -25,7 +25,7 @@ import tempfile
 MODELS = ["mlp", "resnet32", "densenet", "unet", "lstm", "treelstm",
           "transformer"]
 RATIOS = [0.8, 0.6, 0.4, 0.3]
-# Issue 8's goal: wall slowdown within 1.25x the simulator's predicted
+# The goal: wall slowdown within 1.25x the simulator's predicted
 # overhead plus 0.1, wherever the simulator trains.
 GOAL_FACTOR, GOAL_SLACK = 1.25, 0.1
 
