@@ -189,6 +189,13 @@ class Context final {
   // kernel.cpp: the steps of call().
   void call_unexplained(const c10::OperatorHandle& op,
                         torch::jit::Stack* stack);
+  MutationPlan plan_writes(const c10::FunctionSchema& schema,
+                           const OpRules& rules, const Args& args);
+  OutCells record_outputs(const c10::OperatorHandle& op,
+                          const std::string& name, CallGuard& guard,
+                          const Args& args, const MutationPlan& plan,
+                          const Slots& slots, const Outputs& out,
+                          const RngCapture& rng);
   std::int64_t reserve_moved(const Args& args, const MutationPlan& plan);
   Outputs run_op(const c10::OperatorHandle& op, torch::jit::Stack* stack,
                  const Args& args, const MutationPlan& plan, Slots& slots);

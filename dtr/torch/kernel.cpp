@@ -100,17 +100,7 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
     ~CurrentOp() { slot = saved; }
   } current(current_op_, &name);
 
-  MutationPlan plan = writes_.plan(
-      schema, rules, args,
-      [this](TensorId member) { holds_.copy_storage_on_write(member); },
-      debug_);
-  escapes_.note(name, plan.escapes);
-  if (plan.need_cut) holds_.cut_lineage();
-  if (debug_) {
-    std::fprintf(stderr, "[dtr] %s direct=%d cut=%d mem=%lld\n", name.c_str(),
-                 int(plan.direct), int(plan.need_cut),
-                 static_cast<long long>(runtime_.stats().memory_bytes));
-  }
+  const MutationPlan plan = plan_writes(schema, rules, args);
   note_parameters(args);
   Slots slots = collect_slots(args, plan);
 
@@ -128,30 +118,61 @@ void Context::call_unexplained(const c10::OperatorHandle& op,
   if (out.specs.empty()) {
     guard->abort();
   } else {
-    const std::int64_t cost = cost_of(out.elapsed_ns, out.new_bytes);
-    // No note_peak() here: a kMove output is counted before its old value
-    // is evicted (same buffer); the allocation hook tracks the real level.
-    const std::span<const TensorId> ended =
-        guard->end(name, out.specs, cost, out.workspace_bytes());
-    const OutIds out_ids(ended.begin(), ended.end());
-    listeners_.notify([&](RunListener& l) {
-      l.call(runtime_.graph(), name, slots.ids, out_ids, out.specs, cost,
-             out.workspace_bytes());
-    });
-    for (std::size_t o = 0; o < out.specs.size(); ++o) {
-      out_cells.push_back(cells_.make(out_ids[o], out.values[o]));
-      const int in = out.specs[o].alias_of;
-      if (in >= 0) inherit_external(*out_cells.back(), slots, in);
-    }
-    if (!plan.direct) {
-      replayer_.record(op, runtime_.graph().tensor(out_ids[0]).op, args, plan,
-                       slots, out, rng, out_ids, out_cells);
-    } else {
-      for (auto& c : out_cells) holds_.hold(c);
-    }
+    out_cells = record_outputs(op, name, *guard, args, plan, slots, out, rng);
   }
   if (plan.direct) holds_.hold_written(args, plan);
   wrap_results(stack, args, out, out_cells);
+}
+
+// Step 1, and what must happen before the inputs are locked: a lineage
+// cut, a storage's copy (inside the plan), the escapes' warning.
+MutationPlan Context::plan_writes(const c10::FunctionSchema& schema,
+                                  const OpRules& rules, const Args& args) {
+  MutationPlan plan = writes_.plan(
+      schema, rules, args,
+      [this](TensorId member) { holds_.copy_storage_on_write(member); },
+      debug_);
+  escapes_.note(rules.name, plan.escapes);
+  if (plan.need_cut) holds_.cut_lineage();
+  if (debug_) {
+    std::fprintf(stderr, "[dtr] %s direct=%d cut=%d mem=%lld\n",
+                 rules.name.c_str(), int(plan.direct), int(plan.need_cut),
+                 static_cast<long long>(runtime_.stats().memory_bytes));
+  }
+  return plan;
+}
+
+// Step 4: the new values in the runtime's graph (end_call), in both
+// listeners, and in cells; a Remat to recompute them, or holds where the
+// call wrote directly.
+OutCells Context::record_outputs(const c10::OperatorHandle& op,
+                                 const std::string& name, CallGuard& guard,
+                                 const Args& args, const MutationPlan& plan,
+                                 const Slots& slots, const Outputs& out,
+                                 const RngCapture& rng) {
+  const std::int64_t cost = cost_of(out.elapsed_ns, out.new_bytes);
+  // No note_peak() here: a kMove output is counted before its old value
+  // is evicted (same buffer); the allocation hook tracks the real level.
+  const std::span<const TensorId> ended =
+      guard.end(name, out.specs, cost, out.workspace_bytes());
+  const OutIds out_ids(ended.begin(), ended.end());
+  listeners_.notify([&](RunListener& l) {
+    l.call(runtime_.graph(), name, slots.ids, out_ids, out.specs, cost,
+           out.workspace_bytes());
+  });
+  OutCells out_cells;
+  for (std::size_t o = 0; o < out.specs.size(); ++o) {
+    out_cells.push_back(cells_.make(out_ids[o], out.values[o]));
+    const int in = out.specs[o].alias_of;
+    if (in >= 0) inherit_external(*out_cells.back(), slots, in);
+  }
+  if (!plan.direct) {
+    replayer_.record(op, runtime_.graph().tensor(out_ids[0]).op, args, plan,
+                     slots, out, rng, out_ids, out_cells);
+  } else {
+    for (auto& c : out_cells) holds_.hold(c);
+  }
+  return out_cells;
 }
 
 void Context::note_parameters(const Args& args) {

@@ -212,16 +212,13 @@ void run_rank(const TrainOptions& o, const RankOptions& r, std::ostream& out) {
   }
 }
 
-void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
-  DTR_CHECK(nproc >= 1, "[train] --nproc must be positive, got ", nproc);
-  DTR_CHECK(o.record.empty(), "[train] --record is not supported with --nproc");
-  DTR_CHECK(!(o.budget_ratio && o.budget_bytes),
-            "[train] give --budget-ratio or --budget-bytes, not both");
-  DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
-            o.batch.value_or(0));
-  apply_runtime_options(o);  // an unknown heuristic fails here
-  // The budget, and that it fits, before any rank starts: no collective
-  // can be left waiting for a rank that fails on its first step.
+namespace {
+
+// The budget per rank (from --budget-ratio, on one rank's shard), checked
+// to fit one step before any rank starts: no collective can be left
+// waiting for a rank that fails on its first step.
+std::optional<std::int64_t> budget_per_rank(const TrainOptions& o,
+                                            std::ostream& out) {
   std::optional<std::int64_t> budget = o.budget_bytes;
   if (o.budget_ratio) {
     RunReport free = train_once(o, true, dtr::pt::kUnlimited, nullptr);
@@ -231,28 +228,28 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
         << free.dtr_peak_bytes << " -> budget_bytes per rank " << *budget
         << "\n";
   }
-  if (budget) {
-    TrainOptions once = o;
-    once.steps = 1;
-    try {
-      train_once(once, true, *budget, nullptr);
-    } catch (const OutOfMemory& e) {
-      const std::int64_t peak =
-          train_once(once, true, dtr::pt::kUnlimited, nullptr).dtr_peak_bytes;
-      throw Error(detail::concat(
-          "[train] budget of ", *budget,
-          " bytes per rank fails before launching any "
-          "rank (no collective ran): ",
-          with_budget_that_fits(e, peak, "one step of a rank's shard").what()));
-    }
+  if (!budget) return budget;
+  TrainOptions once = o;
+  once.steps = 1;
+  try {
+    train_once(once, true, *budget, nullptr);
+  } catch (const OutOfMemory& e) {
+    const std::int64_t peak =
+        train_once(once, true, dtr::pt::kUnlimited, nullptr).dtr_peak_bytes;
+    throw Error(detail::concat(
+        "[train] budget of ", *budget,
+        " bytes per rank fails before launching any "
+        "rank (no collective ran): ",
+        with_budget_that_fits(e, peak, "one step of a rank's shard").what()));
   }
-  // From here on SIGTERM and SIGINT stop the ranks and remove the folder.
-  StopSignals stop;
-  char dir_template[] = "/tmp/dtr_train_XXXXXX";
-  DTR_CHECK(mkdtemp(dir_template) != nullptr,
-            "[train] cannot create a directory in /tmp");
-  const fs::path dir(dir_template);
-  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  return budget;
+}
+
+// The command line every rank runs (its --rank added by the launcher).
+std::vector<std::string> rank_command(const TrainOptions& o, int nproc,
+                                      std::optional<std::int64_t> budget,
+                                      const std::string& exe,
+                                      const fs::path& dir) {
   std::vector<std::string> common = {exe,       "train",
                                      "--model", o.model,
                                      "--steps", std::to_string(o.steps),
@@ -276,7 +273,13 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
     common.insert(common.end(),
                   {"--thrash-limit", format_double(*o.thrash_limit)});
   }
-  out.flush();
+  return common;
+}
+
+// Starts `nproc` ranks, each running `common` with its --rank, its stdout
+// and stderr in `dir`; each dies with this process.
+std::vector<pid_t> launch_ranks(const std::vector<std::string>& common,
+                                int nproc, const fs::path& dir) {
   const pid_t launcher = getpid();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) {
@@ -296,12 +299,25 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
-      execv(exe.c_str(), argv.data());
+      execv(common[0].c_str(), argv.data());
       _exit(127);
     }
     pids.push_back(pid);
   }
-  int failed = -1, failed_status = 0, running = nproc;
+  return pids;
+}
+
+struct RankFailure {
+  int rank = -1;  // the first rank that failed, or -1
+  int status = 0;
+};
+
+// Waits for every rank, or for a stop signal. The first rank to fail
+// stops the others: they would wait for it in a collective until the
+// process group's timeout. Exited ranks' pids become -1.
+RankFailure wait_for_ranks(std::vector<pid_t>& pids, const StopSignals& stop) {
+  RankFailure failure;
+  int running = static_cast<int>(pids.size());
   while (running > 0) {
     if (stop.received() != 0) break;
     int status = 0;
@@ -312,22 +328,44 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
-    for (int rank = 0; rank < nproc; ++rank) {
+    for (std::size_t rank = 0; rank < pids.size(); ++rank) {
       if (pids[rank] != pid) continue;
       pids[rank] = -1;
       --running;
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      if (!ok && failed < 0) {
-        failed = rank;
-        failed_status = status;
-        // The others would wait for it in a collective until the process
-        // group's timeout: stop them now.
+      if (!ok && failure.rank < 0) {
+        failure = {static_cast<int>(rank), status};
         for (pid_t other : pids) {
           if (other > 0) kill(other, SIGKILL);
         }
       }
     }
   }
+  return failure;
+}
+
+}  // namespace
+
+void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
+  DTR_CHECK(nproc >= 1, "[train] --nproc must be positive, got ", nproc);
+  DTR_CHECK(o.record.empty(), "[train] --record is not supported with --nproc");
+  DTR_CHECK(!(o.budget_ratio && o.budget_bytes),
+            "[train] give --budget-ratio or --budget-bytes, not both");
+  DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
+            o.batch.value_or(0));
+  apply_runtime_options(o);  // an unknown heuristic fails here
+  const std::optional<std::int64_t> budget = budget_per_rank(o, out);
+  // From here on SIGTERM and SIGINT stop the ranks and remove the folder.
+  StopSignals stop;
+  char dir_template[] = "/tmp/dtr_train_XXXXXX";
+  DTR_CHECK(mkdtemp(dir_template) != nullptr,
+            "[train] cannot create a directory in /tmp");
+  const fs::path dir(dir_template);
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  out.flush();
+  std::vector<pid_t> pids =
+      launch_ranks(rank_command(o, nproc, budget, exe, dir), nproc, dir);
+  const RankFailure failed = wait_for_ranks(pids, stop);
   if (const int sig = stop.received(); sig != 0) {
     stop_ranks(pids);
     std::error_code ignored;
@@ -343,17 +381,17 @@ void run_data_parallel(const TrainOptions& o, int nproc, std::ostream& out) {
     out << in.rdbuf();
   }
   std::string message;
-  if (failed >= 0) {
-    message = last_line(dir / ("rank" + std::to_string(failed) + ".err"));
+  if (failed.rank >= 0) {
+    message = last_line(dir / ("rank" + std::to_string(failed.rank) + ".err"));
   }
   std::error_code ignored;
   fs::remove_all(dir, ignored);
-  if (failed >= 0) {
+  if (failed.rank >= 0) {
     throw Error(detail::concat(
-        "[train] rank ", failed, " of ", nproc, " failed (",
-        WIFEXITED(failed_status)
-            ? "exit " + std::to_string(WEXITSTATUS(failed_status))
-            : "signal " + std::to_string(WTERMSIG(failed_status)),
+        "[train] rank ", failed.rank, " of ", nproc, " failed (",
+        WIFEXITED(failed.status)
+            ? "exit " + std::to_string(WEXITSTATUS(failed.status))
+            : "signal " + std::to_string(WTERMSIG(failed.status)),
         "), the others were stopped: ", message));
   }
   out << "data parallel: " << nproc << " ranks"

@@ -122,7 +122,9 @@ void apply_runtime_options(const TrainOptions& o) {
       o.thrash_limit.value_or(std::numeric_limits<double>::infinity()));
 }
 
-RunReport run_train(const TrainOptions& o, std::ostream& out) {
+namespace {
+
+void check_train_options(const TrainOptions& o) {
   DTR_CHECK(o.steps > 0, "[train] --steps must be positive, got ", o.steps);
   DTR_CHECK(!o.batch || *o.batch > 0, "[train] --batch must be positive, got ",
             o.batch.value_or(0));
@@ -137,6 +139,60 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
             o.budget_bytes.value_or(0));
   DTR_CHECK(o.lr > 0 && std::isfinite(o.lr),
             "[train] --lr must be a positive finite number, got ", o.lr);
+}
+
+void print_summary(const TrainOptions& o, std::int64_t budget,
+                   const RunReport& run, std::ostream& out) {
+  const auto& s = run.stats;
+  out << "summary: model " << o.model << " budget_bytes " << budget
+      << " allocator_peak_bytes " << run.allocator_peak_bytes
+      << " dtr_peak_bytes " << run.dtr_peak_bytes << " outside_bytes "
+      << (run.allocator_peak_bytes - run.dtr_peak_bytes) << " wall_ms "
+      << run.wall_ns / 1e6 << " evictions " << s.evictions
+      << " eager_evictions " << s.eager_evictions << " remats " << s.remat_ops
+      << " lineage_cuts " << s.lineage_cuts << " eviction_searches "
+      << run.eviction_searches << " remat_compute_ms "
+      << s.remat_compute_ns / 1e6 << " replay_ms " << s.replay_wall_ns / 1e6
+      << " choose_ms " << s.choose_wall_ns / 1e6;
+  if (o.stage) {
+    out << " staged_steps " << run.staged_steps << " diverged_steps "
+        << run.diverged_steps;
+  }
+  out << "\n"
+      << "heuristic: " << (s.auto_heuristic ? "auto chose " : "") << s.heuristic
+      << " (" << s.auto_decisions << " decisions in "
+      << s.auto_decision_ns / 1e6 << " ms, " << s.steps << " steps)\n";
+}
+
+// --check: the same training without DTR, compared bit for bit.
+void check_against_plain(const TrainOptions& o, const RunReport& run,
+                         std::ostream& out) {
+  RunReport plain = train_once(o, false, dtr::pt::kUnlimited, nullptr);
+  bool same = plain.steps.size() == run.steps.size() &&
+              plain.params.size() == run.params.size();
+  for (std::size_t i = 0; same && i < run.steps.size(); ++i) {
+    same = bitwise_equal(plain.steps[i].loss, run.steps[i].loss);
+  }
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < run.params.size() && i < plain.params.size();
+       ++i) {
+    if (!bitwise_equal(run.params[i], plain.params[i])) ++differing;
+  }
+  same = same && differing == 0;
+  out << "check: plain LibTorch allocator_peak_bytes "
+      << plain.allocator_peak_bytes << " wall_ms " << plain.wall_ns / 1e6
+      << "; losses and " << run.params.size() << " parameters/buffers "
+      << (same ? "bitwise identical" : "DIFFER") << "\n";
+  if (!same) {
+    throw Error(detail::concat("[train] --check failed for ", o.model, ": ",
+                               differing, " parameters differ"));
+  }
+}
+
+}  // namespace
+
+RunReport run_train(const TrainOptions& o, std::ostream& out) {
+  check_train_options(o);
   apply_runtime_options(o);
   if (o.warmup) {
     TrainOptions once = o;
@@ -180,47 +236,8 @@ RunReport run_train(const TrainOptions& o, std::ostream& out) {
   if (profile) profile->close();
   recording.reset();
   if (trace) trace->commit();
-  const auto& s = run.stats;
-  out << "summary: model " << o.model << " budget_bytes " << budget
-      << " allocator_peak_bytes " << run.allocator_peak_bytes
-      << " dtr_peak_bytes " << run.dtr_peak_bytes << " outside_bytes "
-      << (run.allocator_peak_bytes - run.dtr_peak_bytes) << " wall_ms "
-      << run.wall_ns / 1e6 << " evictions " << s.evictions
-      << " eager_evictions " << s.eager_evictions << " remats " << s.remat_ops
-      << " lineage_cuts " << s.lineage_cuts << " eviction_searches "
-      << run.eviction_searches << " remat_compute_ms "
-      << s.remat_compute_ns / 1e6 << " replay_ms " << s.replay_wall_ns / 1e6
-      << " choose_ms " << s.choose_wall_ns / 1e6;
-  if (o.stage) {
-    out << " staged_steps " << run.staged_steps << " diverged_steps "
-        << run.diverged_steps;
-  }
-  out << "\n"
-      << "heuristic: " << (s.auto_heuristic ? "auto chose " : "") << s.heuristic
-      << " (" << s.auto_decisions << " decisions in "
-      << s.auto_decision_ns / 1e6 << " ms, " << s.steps << " steps)\n";
-  if (o.check) {
-    RunReport plain = train_once(o, false, dtr::pt::kUnlimited, nullptr);
-    bool same = plain.steps.size() == run.steps.size() &&
-                plain.params.size() == run.params.size();
-    for (std::size_t i = 0; same && i < run.steps.size(); ++i) {
-      same = bitwise_equal(plain.steps[i].loss, run.steps[i].loss);
-    }
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < run.params.size() && i < plain.params.size();
-         ++i) {
-      if (!bitwise_equal(run.params[i], plain.params[i])) ++differing;
-    }
-    same = same && differing == 0;
-    out << "check: plain LibTorch allocator_peak_bytes "
-        << plain.allocator_peak_bytes << " wall_ms " << plain.wall_ns / 1e6
-        << "; losses and " << run.params.size() << " parameters/buffers "
-        << (same ? "bitwise identical" : "DIFFER") << "\n";
-    if (!same) {
-      throw Error(detail::concat("[train] --check failed for ", o.model, ": ",
-                                 differing, " parameters differ"));
-    }
-  }
+  print_summary(o, budget, run, out);
+  if (o.check) check_against_plain(o, run, out);
   return run;
 }
 
