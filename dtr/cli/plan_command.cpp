@@ -205,6 +205,64 @@ void check_plan_outcome(const std::vector<Row>& rows,
                   std::to_string(rows.size()) + " rows, statuses above)");
 }
 
+// The rows as one JSON object on stdout (--json).
+void print_json(const sim::NamedProgram& p, const plan::StaticGraph& g,
+                const sim::Baseline& baseline, std::int64_t budget,
+                const PlanOptions& o, const std::vector<Row>& rows,
+                double bound) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const Row& r : rows) {
+    nlohmann::json j = row_to_json(r);
+    if (r.kind == "dtr" && r.fits && bound > 0) {
+      j["ratio_to_bound"] = r.compute_ns / bound;
+    }
+    results.push_back(j);
+  }
+  nlohmann::json j{{"trace", trace::valid_utf8(p.name)},
+                   {"nodes", g.size()},
+                   {"budget_bytes", budget},
+                   {"baseline_peak_bytes", baseline.peak_bytes},
+                   {"baseline_compute_ns", g.baseline_cost_ns()},
+                   {"constant_bytes", g.constant_bytes},
+                   {"time_limit_s", o.time_limit_s},
+                   {"lower_bound_ns", bound},
+                   {"results", results}};
+  std::cout << j.dump() << "\n";
+}
+
+// The rows as a table on stdout.
+void print_table(const sim::NamedProgram& p, const plan::StaticGraph& g,
+                 const sim::Baseline& baseline, std::int64_t budget,
+                 const std::vector<Row>& rows, double bound) {
+  std::printf(
+      "trace %s: %zu nodes, %zu trace ops\n"
+      "budget %lld bytes = %.3f x baseline peak %lld (constants %lld)\n"
+      "baseline compute %.3f ms\n",
+      p.name.c_str(), g.size(), p.program.trace_ops(), (long long)budget,
+      baseline.peak_bytes > 0 ? double(budget) / baseline.peak_bytes : 0.0,
+      (long long)baseline.peak_bytes, (long long)g.constant_bytes,
+      g.baseline_cost_ns() / 1e6);
+  std::printf("%-15s %-8s %-12s %9s %14s %8s %8s  %s\n", "name", "kind",
+              "status", "overhead", "peak_bytes", "gap", "solve_s", "verdict");
+  for (const Row& r : rows) {
+    std::string overhead =
+        r.overhead > 0 ? std::to_string(r.overhead).substr(0, 6) : "-";
+    std::string gap = r.kind == "planner" && r.fits
+                          ? std::to_string(r.gap * 100).substr(0, 5) + "%"
+                          : "-";
+    std::string solve =
+        r.kind == "planner" ? std::to_string(r.solve_s).substr(0, 6) : "-";
+    std::printf("%-15s %-8s %-12s %9s %14lld %8s %8s  %s\n", r.name.c_str(),
+                r.kind.c_str(), r.status.c_str(), overhead.c_str(),
+                (long long)r.peak_bytes, gap.c_str(), solve.c_str(),
+                r.kind == "planner" ? r.verdict.c_str() : "-");
+    if (!r.message.empty() && !r.fits) {
+      std::printf("  %s: %s\n", r.name.c_str(), r.message.c_str());
+    }
+  }
+  print_bound(rows, bound);
+}
+
 void run_plan(const PlanOptions& o) {
   if (!o.budget_ratio && !o.budget_bytes) {
     throw InvalidArgument("give --budget-ratio or --budget-bytes");
@@ -250,53 +308,9 @@ void run_plan(const PlanOptions& o) {
 
   const double bound = best_bound(rows);
   if (o.json) {
-    nlohmann::json results = nlohmann::json::array();
-    for (const Row& r : rows) {
-      nlohmann::json j = row_to_json(r);
-      if (r.kind == "dtr" && r.fits && bound > 0) {
-        j["ratio_to_bound"] = r.compute_ns / bound;
-      }
-      results.push_back(j);
-    }
-    nlohmann::json j{{"trace", trace::valid_utf8(p.name)},
-                     {"nodes", g.size()},
-                     {"budget_bytes", budget},
-                     {"baseline_peak_bytes", baseline.peak_bytes},
-                     {"baseline_compute_ns", g.baseline_cost_ns()},
-                     {"constant_bytes", g.constant_bytes},
-                     {"time_limit_s", o.time_limit_s},
-                     {"lower_bound_ns", bound},
-                     {"results", results}};
-    std::cout << j.dump() << "\n";
+    print_json(p, g, baseline, budget, o, rows, bound);
   } else {
-    std::printf(
-        "trace %s: %zu nodes, %zu trace ops\n"
-        "budget %lld bytes = %.3f x baseline peak %lld (constants %lld)\n"
-        "baseline compute %.3f ms\n",
-        p.name.c_str(), g.size(), p.program.trace_ops(), (long long)budget,
-        baseline.peak_bytes > 0 ? double(budget) / baseline.peak_bytes : 0.0,
-        (long long)baseline.peak_bytes, (long long)g.constant_bytes,
-        g.baseline_cost_ns() / 1e6);
-    std::printf("%-15s %-8s %-12s %9s %14s %8s %8s  %s\n", "name", "kind",
-                "status", "overhead", "peak_bytes", "gap", "solve_s",
-                "verdict");
-    for (const Row& r : rows) {
-      std::string overhead =
-          r.overhead > 0 ? std::to_string(r.overhead).substr(0, 6) : "-";
-      std::string gap = r.kind == "planner" && r.fits
-                            ? std::to_string(r.gap * 100).substr(0, 5) + "%"
-                            : "-";
-      std::string solve =
-          r.kind == "planner" ? std::to_string(r.solve_s).substr(0, 6) : "-";
-      std::printf("%-15s %-8s %-12s %9s %14lld %8s %8s  %s\n", r.name.c_str(),
-                  r.kind.c_str(), r.status.c_str(), overhead.c_str(),
-                  (long long)r.peak_bytes, gap.c_str(), solve.c_str(),
-                  r.kind == "planner" ? r.verdict.c_str() : "-");
-      if (!r.message.empty() && !r.fits) {
-        std::printf("  %s: %s\n", r.name.c_str(), r.message.c_str());
-      }
-    }
-    print_bound(rows, bound);
+    print_table(p, g, baseline, budget, rows, bound);
   }
   check_plan_outcome(rows, rejected, budget);
 }

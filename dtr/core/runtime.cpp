@@ -515,11 +515,14 @@ void Runtime::drop_banished_outputs(const Op& op) {
 // ---------------------------------------------------------------------------
 // Recording calls
 
-OpId Runtime::record_call(std::string_view name,
-                          std::span<const TensorId> inputs,
-                          std::span<const OutputSpec> outputs,
-                          std::int64_t cost_ns, bool constant,
-                          std::int64_t workspace_bytes) {
+// The bytes of a call's new storages, once its arguments are checked:
+// inputs live and not freed for good, outputs well formed, and every total
+// the runtime keeps within the bounds of limits.h.
+std::int64_t Runtime::check_call(std::string_view name,
+                                 std::span<const TensorId> inputs,
+                                 std::span<const OutputSpec> outputs,
+                                 std::int64_t cost_ns,
+                                 std::int64_t workspace_bytes) {
   DTR_CHECK(cost_ns >= 0, "[runtime] op '", name, "': negative cost ", cost_ns);
   DTR_CHECK(workspace_bytes >= 0, "[runtime] op '", name,
             "': negative workspace ", workspace_bytes);
@@ -565,6 +568,16 @@ OpId Runtime::record_call(std::string_view name,
                        " ns) would bring the recorded ops past 2^61 ns (",
                        total_cost_ns_, " already)"));
   }
+  return total_bytes;
+}
+
+OpId Runtime::record_call(std::string_view name,
+                          std::span<const TensorId> inputs,
+                          std::span<const OutputSpec> outputs,
+                          std::int64_t cost_ns, bool constant,
+                          std::int64_t workspace_bytes) {
+  const std::int64_t total_bytes =
+      check_call(name, inputs, outputs, cost_ns, workspace_bytes);
   total_cost_ns_ += cost_ns;
   const OpId op_id = graph_.add_op();
   {

@@ -249,6 +249,10 @@ class Runtime {
   bool collectable(OpId op) const;
   void recycle(OpId op);
   void discard_call(OpId op);
+  std::int64_t check_call(std::string_view name,
+                          std::span<const TensorId> inputs,
+                          std::span<const OutputSpec> outputs,
+                          std::int64_t cost_ns, std::int64_t workspace_bytes);
   OpId record_call(std::string_view name, std::span<const TensorId> inputs,
                    std::span<const OutputSpec> outputs, std::int64_t cost_ns,
                    bool constant, std::int64_t workspace_bytes = 0);

@@ -158,6 +158,65 @@ Baseline compute_baseline(const trace::Program& program) {
                   s.bottleneck_bytes};
 }
 
+namespace {
+
+// The budget of a run: a ratio of the baseline's peak, or bytes.
+std::int64_t budget_of(const SimConfig& config, const Baseline& baseline) {
+  if (config.budget_ratio) {
+    return budget_for_ratio(*config.budget_ratio, baseline.peak_bytes);
+  }
+  DTR_CHECK(config.budget_bytes.has_value(),
+            "[sim] give a budget ratio or a budget in bytes");
+  DTR_CHECK(*config.budget_bytes >= 0, "[sim] negative budget ",
+            *config.budget_bytes);
+  return *config.budget_bytes;
+}
+
+RuntimeOptions runtime_options(const trace::Program& program,
+                               const Baseline& baseline,
+                               const SimConfig& config,
+                               std::int64_t budget_bytes) {
+  RuntimeOptions options;
+  options.budget_bytes = budget_bytes;
+  options.policy = config.policy;
+  options.sample_sqrt = config.sample_sqrt;
+  options.ignore_small = config.ignore_small;
+  options.seed = config.seed;
+  // Recorded by the LibTorch layer, whose calls went through begin_call.
+  options.retry_inputs_in_order = program.forgets_dead;
+  double limit = double(baseline.compute_ns) * (config.thrash_limit - 1.0);
+  options.remat_limit_ns =
+      std::isfinite(limit) ? static_cast<std::int64_t>(std::floor(limit)) : -1;
+  return options;
+}
+
+// The runtime's figures of a finished (or stopped) run.
+void note_run(const Runtime& rt, SimResult& r) {
+  const RuntimeStats& s = rt.stats();
+  r.model_compute_ns = s.model_compute_ns;
+  r.remat_compute_ns = s.remat_compute_ns;
+  r.overhead = s.model_compute_ns > 0
+                   ? double(s.model_compute_ns + s.remat_compute_ns) /
+                         double(s.model_compute_ns)
+                   : 1.0;
+  r.peak_bytes = s.peak_bytes;
+  r.evictions = s.evictions;
+  r.eager_evictions = s.eager_evictions;
+  r.banishments = s.banishments;
+  r.remats = s.remat_ops;
+  r.forgotten_storages = s.forgotten_storages;
+  r.metadata_accesses = rt.heuristic().accesses();
+  r.choose_wall_ns = s.choose_wall_ns;
+  r.final_clock_ns = s.clock_ns;
+  r.eviction_searches = s.eviction_searches;
+  if (const Staging* staging = rt.staging()) {
+    r.staging = staging->stats();
+    r.captured = staging->captured();
+  }
+}
+
+}  // namespace
+
 SimResult simulate(const trace::Program& program, const Baseline& baseline,
                    const SimConfig& config) {
   if (config.heuristic == kAutoHeuristic) {
@@ -169,33 +228,15 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.allocator = config.allocator;
   r.baseline = baseline;
   r.trace_ops = program.trace_ops();
-  if (config.budget_ratio) {
-    r.budget_bytes =
-        budget_for_ratio(*config.budget_ratio, baseline.peak_bytes);
-  } else {
-    DTR_CHECK(config.budget_bytes.has_value(),
-              "[sim] give a budget ratio or a budget in bytes");
-    DTR_CHECK(*config.budget_bytes >= 0, "[sim] negative budget ",
-              *config.budget_bytes);
-    r.budget_bytes = *config.budget_bytes;
-  }
+  r.budget_bytes = budget_of(config, baseline);
   r.budget_ratio = baseline.peak_bytes > 0
                        ? double(r.budget_bytes) / double(baseline.peak_bytes)
                        : 0.0;
   DTR_CHECK(config.thrash_limit >= 1.0, "[sim] thrash limit must be >= 1, got ",
             config.thrash_limit);
 
-  RuntimeOptions options;
-  options.budget_bytes = r.budget_bytes;
-  options.policy = config.policy;
-  options.sample_sqrt = config.sample_sqrt;
-  options.ignore_small = config.ignore_small;
-  options.seed = config.seed;
-  // Recorded by the LibTorch layer, whose calls went through begin_call.
-  options.retry_inputs_in_order = program.forgets_dead;
-  double limit = double(baseline.compute_ns) * (config.thrash_limit - 1.0);
-  options.remat_limit_ns =
-      std::isfinite(limit) ? static_cast<std::int64_t>(std::floor(limit)) : -1;
+  const RuntimeOptions options =
+      runtime_options(program, baseline, config, r.budget_bytes);
   auto heuristic = make_heuristic(config.heuristic, config.seed);
   heuristic->set_choice_mode(config.choice);
   Runtime rt(options, std::move(heuristic));
@@ -231,31 +272,11 @@ SimResult simulate(const trace::Program& program, const Baseline& baseline,
   r.sim_wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-  const RuntimeStats& s = rt.stats();
-  r.model_compute_ns = s.model_compute_ns;
-  r.remat_compute_ns = s.remat_compute_ns;
-  r.overhead = s.model_compute_ns > 0
-                   ? double(s.model_compute_ns + s.remat_compute_ns) /
-                         double(s.model_compute_ns)
-                   : 1.0;
-  r.peak_bytes = s.peak_bytes;
+  note_run(rt, r);
   if (arena) {
     note_arena(*arena, r);
   } else {
     note_allocator(tracker ? &*tracker : nullptr, r);
-  }
-  r.evictions = s.evictions;
-  r.eager_evictions = s.eager_evictions;
-  r.banishments = s.banishments;
-  r.remats = s.remat_ops;
-  r.forgotten_storages = s.forgotten_storages;
-  r.metadata_accesses = rt.heuristic().accesses();
-  r.choose_wall_ns = s.choose_wall_ns;
-  r.final_clock_ns = s.clock_ns;
-  r.eviction_searches = s.eviction_searches;
-  if (const Staging* staging = rt.staging()) {
-    r.staging = staging->stats();
-    r.captured = staging->captured();
   }
   return r;
 }
