@@ -20,8 +20,8 @@
 
 namespace dtr {
 
-/// How a heuristic with an index (heuristics/score_index.h) finds its victim.
-/// Every mode returns the same victim; kScan is the reference.
+/// How a heuristic with an index (heuristics/index/score_index.h) finds its
+/// victim. Every mode returns the same victim; kScan is the reference.
 enum class ChoiceMode {
   kIndex,  ///< the index where the heuristic has one (the default)
   kScan,   ///< the linear scan over the pool (scan_pool)

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dtr/core/heuristic.h"
-#include "dtr/core/heuristics/indexed_heuristic.h"
+#include "dtr/core/heuristics/index/indexed_heuristic.h"
 #include "dtr/core/runtime.h"
 
 namespace dtr {

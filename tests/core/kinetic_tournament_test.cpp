@@ -3,7 +3,7 @@
 // expires) and with the current winner re-keyed, which is where a shortcut
 // in the update path could leave an ancestor comparing a stale line; the
 // runner-up against the maximum of the other slots.
-#include "dtr/core/heuristics/kinetic_tournament.h"
+#include "dtr/core/heuristics/index/kinetic_tournament.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The score index against the scan's rules (Note [Exact victim from an
 // index]): ties of rounded scores, zero costs, +inf scores, zero staleness,
 // and random entries over a growing clock against a brute-force scan.
-#include "dtr/core/heuristics/score_index.h"
+#include "dtr/core/heuristics/index/score_index.h"
 
 #include <gtest/gtest.h>
 

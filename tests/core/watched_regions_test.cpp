@@ -3,7 +3,7 @@
 // lower bound instead of forgetting everything. The bound must never exceed
 // what a fresh walk finds (a too-high bound hides a victim); these graphs
 // are built so that keeping too much would exceed it.
-#include "dtr/core/heuristics/watched_regions.h"
+#include "dtr/core/heuristics/index/watched_regions.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <initializer_list>
 
 #include "dtr/core/graph.h"
-#include "dtr/core/heuristics/region_walk.h"
+#include "dtr/core/heuristics/index/region_walk.h"
 
 namespace dtr {
 namespace {

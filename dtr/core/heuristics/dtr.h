@@ -4,7 +4,7 @@
 /// comes from the score index, costs kept up to date by the regions'
 /// watchers (Note [Region watchers]), or under churn from a scan that stops
 /// losing regions early (Note [Pruned region scan]).
-#include "dtr/core/heuristics/region_heuristic.h"
+#include "dtr/core/heuristics/index/region_heuristic.h"
 
 namespace dtr {
 

@@ -30,7 +30,7 @@
 /// to it touch all of them.
 #include <vector>
 
-#include "dtr/core/heuristics/indexed_heuristic.h"
+#include "dtr/core/heuristics/index/indexed_heuristic.h"
 
 namespace dtr {
 

@@ -1,6 +1,6 @@
 #pragma once
 /// "dtr-local": the DTR score without the evicted neighbourhood.
-#include "dtr/core/heuristics/indexed_heuristic.h"
+#include "dtr/core/heuristics/index/indexed_heuristic.h"
 
 namespace dtr {
 

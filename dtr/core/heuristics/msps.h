@@ -3,7 +3,7 @@
 /// byte, from the same lazily computed regions as "dtr" (region_walk.h).
 /// The score does not depend on the clock, so the score index holds it as
 /// a timeless line (IndexedHeuristic).
-#include "dtr/core/heuristics/region_heuristic.h"
+#include "dtr/core/heuristics/index/region_heuristic.h"
 
 namespace dtr {
 

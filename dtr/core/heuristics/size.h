@@ -1,6 +1,6 @@
 #pragma once
 /// "size": largest storage first.
-#include "dtr/core/heuristics/keyed_heuristic.h"
+#include "dtr/core/heuristics/index/keyed_heuristic.h"
 
 namespace dtr {
 

@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/region_heuristic.h"
+#include "dtr/core/heuristics/index/region_heuristic.h"
 
 #include <algorithm>
 #include <cmath>

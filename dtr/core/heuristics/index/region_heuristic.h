@@ -22,10 +22,10 @@
 #include <span>
 #include <vector>
 
-#include "dtr/core/heuristics/indexed_heuristic.h"
-#include "dtr/core/heuristics/logged_regions.h"
-#include "dtr/core/heuristics/region_walk.h"
-#include "dtr/core/heuristics/watched_regions.h"
+#include "dtr/core/heuristics/index/indexed_heuristic.h"
+#include "dtr/core/heuristics/index/logged_regions.h"
+#include "dtr/core/heuristics/index/region_walk.h"
+#include "dtr/core/heuristics/index/watched_regions.h"
 
 namespace dtr {
 

@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/keyed_heuristic.h"
+#include "dtr/core/heuristics/index/keyed_heuristic.h"
 
 #include "dtr/core/error.h"
 

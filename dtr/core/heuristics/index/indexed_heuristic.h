@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "dtr/core/heuristic.h"
-#include "dtr/core/heuristics/score_index.h"
+#include "dtr/core/heuristics/index/score_index.h"
 
 namespace dtr {
 

@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/score_index.h"
+#include "dtr/core/heuristics/index/score_index.h"
 
 #include <bit>
 #include <cmath>

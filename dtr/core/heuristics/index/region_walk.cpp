@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/region_walk.h"
+#include "dtr/core/heuristics/index/region_walk.h"
 
 #include <limits>
 

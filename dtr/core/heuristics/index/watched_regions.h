@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dtr/core/heuristics/region_walk.h"
+#include "dtr/core/heuristics/index/region_walk.h"
 
 namespace dtr {
 

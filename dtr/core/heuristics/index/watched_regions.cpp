@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/watched_regions.h"
+#include "dtr/core/heuristics/index/watched_regions.h"
 
 #include <algorithm>
 

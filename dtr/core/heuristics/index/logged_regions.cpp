@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/logged_regions.h"
+#include "dtr/core/heuristics/index/logged_regions.h"
 
 #include <algorithm>
 

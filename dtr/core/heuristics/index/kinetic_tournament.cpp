@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/kinetic_tournament.h"
+#include "dtr/core/heuristics/index/kinetic_tournament.h"
 
 #include <cmath>
 #include <limits>

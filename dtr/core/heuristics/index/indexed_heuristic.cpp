@@ -1,4 +1,4 @@
-#include "dtr/core/heuristics/indexed_heuristic.h"
+#include "dtr/core/heuristics/index/indexed_heuristic.h"
 
 #include "dtr/core/error.h"
 

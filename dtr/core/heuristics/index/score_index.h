@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "dtr/core/heuristic.h"
-#include "dtr/core/heuristics/kinetic_tournament.h"
+#include "dtr/core/heuristics/index/kinetic_tournament.h"
 
 namespace dtr {
 
