@@ -2,6 +2,7 @@
 // (checkpoint_context.cpp). Registration is static: link with
 // -Wl,--no-as-needed or load with dlopen / torch.ops.load_library.
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <fstream>
@@ -234,6 +235,39 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&dtr::pt::kernel>());
 }
+
+namespace dtr::pt {
+namespace {
+
+// Note [Autograd of other libraries' operators]
+// An operator another library defines without an autograd kernel
+// (torchvision::nms: one CPU kernel) reaches AutogradPrivateUse1 on
+// checkpointed tensors. PyTorch 2.13 has there the basic autograd fallback
+// it has on AutogradCPU: the operator runs below autograd, and a backward
+// through its results warns. PyTorch 2.6 has none, and such a call fails
+// in the dispatcher ("Could not run ... with arguments from the
+// 'AutogradPrivateUse1' backend"). Where there is none, dtr registers that
+// fallback, so the operator runs on checkpointed tensors as on plain ones.
+struct WrapperAutogradFallback {
+  WrapperAutogradFallback() {
+    if (c10::Dispatcher::singleton().hasBackendFallbackForDispatchKey(
+            c10::DispatchKey::AutogradPrivateUse1)) {
+      return;
+    }
+    library = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "_", c10::DispatchKey::AutogradPrivateUse1,
+        __FILE__, __LINE__);
+    library->fallback(torch::autograd::basicAutogradNotImplementedFallback());
+  }
+  std::unique_ptr<torch::Library> library;
+};
+// Never destroyed, like the overrides: unregistering at exit could run
+// after the dispatcher is gone.
+[[maybe_unused]] const WrapperAutogradFallback* const
+    wrapper_autograd_fallback = new WrapperAutogradFallback();
+
+}  // namespace
+}  // namespace dtr::pt
 
 TORCH_LIBRARY(dtr, m) {
   m.def("checkpoint(Tensor self) -> Tensor", &dtr::pt::op_checkpoint);
