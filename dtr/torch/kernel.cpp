@@ -142,7 +142,7 @@ MutationPlan Context::plan_writes(const c10::FunctionSchema& schema,
   return plan;
 }
 
-// Step 4: the new values in the runtime's graph (end_call), in both
+// Step 3: the new values in the runtime's graph (end_call), in both
 // listeners, and in cells; a Remat to recompute them, or holds where the
 // call wrote directly.
 OutCells Context::record_outputs(const c10::OperatorHandle& op,

@@ -20,7 +20,9 @@ foreach(layer core trace models sim report plan torch torch/train cli)
                     ${SOURCE_DIR}/dtr/${layer}/*.cpp)
   if(layer STREQUAL "core")  # heuristics/ is part of the runtime
     file(GLOB more ${SOURCE_DIR}/dtr/core/heuristics/*.h
-                   ${SOURCE_DIR}/dtr/core/heuristics/*.cpp)
+                   ${SOURCE_DIR}/dtr/core/heuristics/*.cpp
+                   ${SOURCE_DIR}/dtr/core/heuristics/index/*.h
+                   ${SOURCE_DIR}/dtr/core/heuristics/index/*.cpp)
     list(APPEND sources ${more})
   endif()
   foreach(source ${sources})

@@ -1142,8 +1142,8 @@ TEST(TraceReaderTest, WindowsLineEndingsAreParsedLikeUnixOnes) {
 }
 
 TEST(TraceReaderTest, TheInceptionExcerptFromThePaperReads) {
-  // Literal lines of simrd/logs/inceptionv4-...log (docs/trace-format.md), with
-  // the three elided MEMORY/ALIAS pairs filled in.
+  // Literal lines of simrd/logs/inceptionv4-...log (the authors' trace of
+  // Inception v4), with the three elided MEMORY/ALIAS pairs filled in.
   std::string text =
       "{\"ANNOTATION\":\"START\",\"INSTRUCTION\":\"ANNOTATE\"}\n"
       "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x35415\"}\n"
