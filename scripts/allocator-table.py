@@ -27,13 +27,13 @@ def cell(row):
 def table(path):
     cells = {}
     model = "?"
-    heuristics = []  # the sweep's, in the order they first appear
-    for row in csv.DictReader(open(path, newline="")):
+    rows = list(csv.DictReader(open(path, newline="")))
+    for row in rows:
         model = row["allocator"]
         key = (row["trace"], float(row["budget_ratio"]))
         cells.setdefault(key, {})[row["heuristic"]] = row
-        if row["heuristic"] not in heuristics:
-            heuristics.append(row["heuristic"])
+    # The sweep's heuristics, in the order they first appear.
+    heuristics = list(dict.fromkeys(row["heuristic"] for row in rows))
     print(f"\n**{model}**: reserved peak / budget (fragmentation at that "
           "peak)\n")
     print("| trace | ratio | " + " | ".join(heuristics) + " |")

@@ -75,12 +75,17 @@ void Holds::copy_storage_on_write(TensorId member) {
   }
 }
 
+// Inside a ReleaseQueue::Scope.
+void Holds::pin(Cell& cell) {
+  runtime_.begin_call({&cell.id, 1});  // materializes and locks
+  cell.held = true;
+  listeners_.notify([&](RunListener& l) { l.pin(cell.id); });
+}
+
 void Holds::hold(const std::shared_ptr<Cell>& cell) {
   if (cell->held) return;
   ReleaseQueue::Scope scope(releases_);
-  runtime_.begin_call({&cell->id, 1});  // materializes and locks
-  cell->held = true;
-  listeners_.notify([&](RunListener& l) { l.pin(cell->id); });
+  pin(*cell);
   cell->remat.reset();
 }
 
@@ -148,9 +153,7 @@ void Holds::cut_lineage(std::optional<std::thread::id> owner) {
   }
   for (auto& c : live) {
     if ((c->handles > 0 || read_elsewhere.count(c.get())) && !c->held) {
-      runtime_.begin_call({&c->id, 1});
-      c->held = true;
-      listeners_.notify([&](RunListener& l) { l.pin(c->id); });
+      pin(*c);
       if (debug_) {
         const Graph& g = runtime_.graph();
         std::fprintf(

@@ -47,6 +47,9 @@ class Holds {
   std::uint64_t lineage_cuts() const { return lineage_cuts_; }
 
  private:
+  /// Makes `cell` resident, locks it in the runtime and marks it held; its
+  /// rematerializer is the caller's to drop.
+  void pin(Cell& cell);
   Runtime& runtime_;
   CellTable& cells_;
   const RematTable& remats_;
